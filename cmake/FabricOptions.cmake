@@ -1,0 +1,34 @@
+# Build options. Optional features are tri-state where the machine decides: AUTO turns a
+# feature on when its dependency is found, ON makes a missing dependency a configure error,
+# OFF leaves it out (its commands then answer "not built", exit 4).
+
+option(WITH_VERBS "Build RDMA support (libibverbs, librdmacm)" ON)
+set(WITH_NCCL AUTO CACHE STRING "Build NCCL/CUDA support: AUTO, ON or OFF")
+set_property(CACHE WITH_NCCL PROPERTY STRINGS AUTO ON OFF)
+set(WITH_MPI AUTO CACHE STRING "Build MPI support: AUTO, ON or OFF")
+set_property(CACHE WITH_MPI PROPERTY STRINGS AUTO ON OFF)
+option(FABRIC_WERROR "Treat compiler warnings as errors" OFF)
+option(FABRIC_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+set(FABRIC_CUDA_ROOT /usr/local/cuda CACHE PATH "Where NCCL and the CUDA runtime live")
+
+foreach(opt WITH_NCCL WITH_MPI)
+  if(NOT ${opt} MATCHES "^(AUTO|ON|OFF)$")
+    message(FATAL_ERROR "${opt} must be AUTO, ON or OFF (got '${${opt}}')")
+  endif()
+endforeach()
+
+# Warnings and sanitizers go on an interface target that every fabrickit target links,
+# rather than on global flags, so that nothing leaks into dependencies' checks.
+add_library(fabric_build_flags INTERFACE)
+add_library(fabric::build_flags ALIAS fabric_build_flags)
+target_compile_options(fabric_build_flags INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Wunused -Woverloaded-virtual -Wformat=2)
+if(FABRIC_WERROR)
+  target_compile_options(fabric_build_flags INTERFACE -Werror)
+endif()
+if(FABRIC_SANITIZE)
+  target_compile_options(fabric_build_flags INTERFACE
+    -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(fabric_build_flags INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,122 @@
+#include "common/cuda_runtime.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace fabric::cuda {
+namespace {
+
+// The few entry points we use, with the runtime API's C signatures (cudaError_t is an
+// int-sized enum; 0 is success, 100 is cudaErrorNoDevice).
+struct Runtime {
+  int (*get_device_count)(int*) = nullptr;
+  int (*set_device)(int) = nullptr;
+  int (*malloc)(void**, std::size_t) = nullptr;
+  int (*free)(void*) = nullptr;
+  int (*device_get_pci_bus_id)(char*, int, int) = nullptr;
+  int (*mem_get_info)(std::size_t*, std::size_t*) = nullptr;
+  const char* (*get_error_string)(int) = nullptr;
+  std::string load_error;
+};
+
+constexpr int kCudaSuccess = 0;
+constexpr int kCudaErrorNoDevice = 100;
+constexpr int kCudaErrorInsufficientDriver = 35;
+
+const Runtime& runtime() {
+  static Runtime rt;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Sonames first (the system's loader path), then the toolkit's own folder.
+    static constexpr const char* kCandidates[] = {
+        "libcudart.so.13", "libcudart.so.12", "libcudart.so",
+        FABRIC_CUDA_LIBDIR "/libcudart.so.13", FABRIC_CUDA_LIBDIR "/libcudart.so"};
+    void* handle = nullptr;
+    for (const char* name : kCandidates) {
+      handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (handle != nullptr) break;
+    }
+    if (handle == nullptr) {
+      rt.load_error = "CUDA runtime library (libcudart) not found";
+      return;
+    }
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+      if (fn == nullptr && rt.load_error.empty()) {
+        rt.load_error = std::string("libcudart lacks ") + name;
+      }
+    };
+    sym(rt.get_device_count, "cudaGetDeviceCount");
+    sym(rt.set_device, "cudaSetDevice");
+    sym(rt.malloc, "cudaMalloc");
+    sym(rt.free, "cudaFree");
+    sym(rt.device_get_pci_bus_id, "cudaDeviceGetPCIBusId");
+    sym(rt.mem_get_info, "cudaMemGetInfo");
+    sym(rt.get_error_string, "cudaGetErrorString");
+  });
+  return rt;
+}
+
+Error cuda_error(const Runtime& rt, int rc, std::string operation) {
+  std::string text = rt.get_error_string ? rt.get_error_string(rc) : "error";
+  ErrorCode code = ErrorCode::kSystem;
+  if (rc == kCudaErrorNoDevice || rc == kCudaErrorInsufficientDriver) code = ErrorCode::kUnsupported;
+  return Error(code, std::move(operation), text + " (cudaError " + std::to_string(rc) + ")");
+}
+
+Result<const Runtime*> loaded() {
+  const Runtime& rt = runtime();
+  if (!rt.load_error.empty()) {
+    return Error(ErrorCode::kNotBuilt, "loading the CUDA runtime", rt.load_error)
+        .with_hint("install the CUDA runtime, or add its lib64 folder to LD_LIBRARY_PATH");
+  }
+  return &rt;
+}
+
+} // namespace
+
+Result<int> device_count() {
+  FABRIC_ASSIGN_OR_RETURN(const Runtime* rt, loaded());
+  int count = 0;
+  int rc = rt->get_device_count(&count);
+  if (rc == kCudaErrorNoDevice || (rc == kCudaSuccess && count == 0)) {
+    return Error(ErrorCode::kUnsupported, "cudaGetDeviceCount", "no CUDA device");
+  }
+  if (rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaGetDeviceCount");
+  return count;
+}
+
+Result<DeviceSummary> describe_device(int index) {
+  FABRIC_ASSIGN_OR_RETURN(int count, device_count());
+  if (index < 0 || index >= count) {
+    return Error(ErrorCode::kNotFound, "CUDA device " + std::to_string(index),
+                 "this host has " + std::to_string(count) + " (0 to " +
+                     std::to_string(count - 1) + ")");
+  }
+  const Runtime* rt = *loaded();
+  DeviceSummary summary;
+  summary.index = index;
+  char bus_id[32] = {};
+  if (int rc = rt->device_get_pci_bus_id(bus_id, sizeof bus_id, index); rc != kCudaSuccess) {
+    return cuda_error(*rt, rc, "cudaDeviceGetPCIBusId");
+  }
+  summary.pci_bus_id = bus_id;
+  if (int rc = rt->set_device(index); rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaSetDevice");
+  std::size_t free_bytes = 0;
+  if (int rc = rt->mem_get_info(&free_bytes, &summary.total_memory); rc != kCudaSuccess) {
+    return cuda_error(*rt, rc, "cudaMemGetInfo");
+  }
+  return summary;
+}
+
+Result<void> check_allocation(int index, std::size_t bytes) {
+  FABRIC_TRY(describe_device(index));
+  const Runtime* rt = *loaded();
+  void* ptr = nullptr;
+  if (int rc = rt->malloc(&ptr, bytes); rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaMalloc");
+  if (int rc = rt->free(ptr); rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaFree");
+  return Ok();
+}
+
+} // namespace fabric::cuda

@@ -1,0 +1,29 @@
+// The RDMA GID table as the kernel publishes it in sysfs
+// (/sys/class/infiniband/DEV/ports/P/{gids,gid_attrs/types,gid_attrs/ndevs}/N).
+//
+// sysfs is readable from any network namespace and names the netdev of every GID, also
+// of one that lives in a pod's namespace; verbs gives the same table through a device
+// context. Having both lets each check the other.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/rdma_device.h"
+#include "common/result.h"
+#include "common/sysfs.h"
+
+namespace fabric::rdma {
+
+// RDMA device names present (class/infiniband), sorted.
+Result<std::vector<std::string>> list_sysfs_devices(const SysfsReader& sysfs);
+
+// The valid GID entries of one port, by index. Unused slots (all-zero GID, or a type
+// file the kernel refuses to read) are left out.
+Result<std::vector<GidEntry>> read_sysfs_gid_table(const SysfsReader& sysfs,
+                                                   const std::string& device, uint32_t port);
+
+// "RoCE v2" -> kRoceV2, "IB/RoCE v1" -> kRoceV1 (the kernel's own words).
+GidType parse_sysfs_gid_type(const std::string& text);
+
+} // namespace fabric::rdma

@@ -1,0 +1,104 @@
+#include "common/verbs_handles.h"
+
+#include <cerrno>
+
+#include <spdlog/spdlog.h>
+
+namespace fabric::verbs {
+
+namespace detail {
+void note_destroy_failure(const char* call, int rc) {
+  spdlog::debug("{} failed with {} (resources still attached?)", call, rc);
+}
+} // namespace detail
+
+namespace {
+
+// Verbs calls that return NULL leave the reason in errno, but some providers forget to
+// set it; never report "Success" for a failure.
+int errno_or(int fallback) { return errno != 0 ? errno : fallback; }
+
+} // namespace
+
+Result<DeviceList> DeviceList::get() {
+  DeviceList list;
+  int count = 0;
+  errno = 0;
+  ibv_device** devices = ibv_get_device_list(&count);
+  if (devices == nullptr) {
+    int err = errno_or(ENODEV);
+    // Without the RDMA subsystem (no ib_uverbs) libibverbs fails rather than returning
+    // an empty list; to a user that is simply "no RDMA device".
+    if (err == ENOSYS || err == ENOENT || err == ENODEV) return list;
+    return Error::from_errno(err, "ibv_get_device_list");
+  }
+  list.devices_.reset(devices);
+  list.count_ = static_cast<std::size_t>(count);
+  return list;
+}
+
+std::vector<std::string> DeviceList::names() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < count_; ++i) out.emplace_back(ibv_get_device_name((*this)[i]));
+  return out;
+}
+
+Result<ibv_device*> DeviceList::find(const std::string& name) const {
+  for (std::size_t i = 0; i < count_; ++i) {
+    if (name == ibv_get_device_name((*this)[i])) return (*this)[i];
+  }
+  std::string known;
+  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+  return Error(ErrorCode::kNotFound, "RDMA device '" + name + "'",
+               known.empty() ? "no RDMA device on this host" : "not found (have: " + known + ")");
+}
+
+Result<Context> open_device(ibv_device* device) {
+  errno = 0;
+  Context ctx(ibv_open_device(device));
+  if (!ctx) {
+    return Error::from_errno(errno_or(ENODEV), "ibv_open_device",
+                             ibv_get_device_name(device));
+  }
+  return ctx;
+}
+
+Result<ProtectionDomain> alloc_pd(ibv_context* context) {
+  errno = 0;
+  ProtectionDomain pd(ibv_alloc_pd(context));
+  if (!pd) return Error::from_errno(errno_or(ENOMEM), "ibv_alloc_pd");
+  return pd;
+}
+
+Result<CompletionQueue> create_cq(ibv_context* context, int entries, ibv_comp_channel* channel) {
+  errno = 0;
+  CompletionQueue cq(ibv_create_cq(context, entries, nullptr, channel, 0));
+  if (!cq) {
+    return Error::from_errno(errno_or(ENOMEM), "ibv_create_cq",
+                             std::to_string(entries) + " entries");
+  }
+  return cq;
+}
+
+Result<MemoryRegion> reg_mr(ibv_pd* pd, void* addr, std::size_t length, int access) {
+  errno = 0;
+  MemoryRegion mr(ibv_reg_mr(pd, addr, length, access));
+  if (!mr) {
+    int err = errno_or(ENOMEM);
+    Error e = Error::from_errno(err, "ibv_reg_mr", std::to_string(length) + " bytes");
+    if (err == ENOMEM || err == EPERM) {
+      e.with_hint("registering memory pins it: raise the memlock limit (ulimit -l unlimited)");
+    }
+    return e;
+  }
+  return mr;
+}
+
+Result<QueuePair> create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+  errno = 0;
+  QueuePair qp(ibv_create_qp(pd, attr));
+  if (!qp) return Error::from_errno(errno_or(ENOMEM), "ibv_create_qp");
+  return qp;
+}
+
+} // namespace fabric::verbs
