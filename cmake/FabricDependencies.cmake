@@ -31,7 +31,10 @@ if(NOT WITH_MPI STREQUAL "OFF")
   endif()
   if(MPI_C_FOUND)
     set(FABRIC_HAVE_MPI ON)
-    find_program(FABRIC_MPIEXEC NAMES mpirun mpiexec HINTS ${MPI_HOME}/bin)
+    find_program(FABRIC_MPIEXEC_FOUND NAMES mpirun mpiexec HINTS ${MPI_HOME}/bin)
+    # Open MPI derives its install prefix from the path it was started by; through the
+    # /bin -> /usr/bin symlink on merged-/usr systems that prefix is "/", which it refuses.
+    get_filename_component(FABRIC_MPIEXEC "${FABRIC_MPIEXEC_FOUND}" REALPATH)
   endif()
 endif()
 

@@ -83,6 +83,12 @@ Result<int> device_count() {
   if (rc == kCudaErrorNoDevice || (rc == kCudaSuccess && count == 0)) {
     return Error(ErrorCode::kUnsupported, "cudaGetDeviceCount", "no CUDA device");
   }
+  // A node without the NVIDIA driver answers "insufficient driver": to a user, that is a
+  // node without a usable GPU.
+  if (rc == kCudaErrorInsufficientDriver) {
+    return Error(ErrorCode::kUnsupported, "cudaGetDeviceCount",
+                 "no CUDA device (the NVIDIA driver is not loaded or too old)");
+  }
   if (rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaGetDeviceCount");
   return count;
 }

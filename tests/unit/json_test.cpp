@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include "common/json.h"
+
+namespace fabric::json {
+namespace {
+
+TEST(Json, ParseErrorsNameTheDocumentLineAndColumn) {
+  auto doc = parse("{\n  \"a\": 1,\n  \"b\" 2\n}", "config");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.error().code(), ErrorCode::kDecode);
+  EXPECT_EQ(doc.error().message(),
+            "config: line 3, column 7: Missing a colon after a name of object member.");
+}
+
+TEST(Json, TrailingGarbageIsAnError) {
+  auto doc = parse("{} x", "stdin");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_NE(doc.error().message().find("line 1, column 4"), std::string::npos)
+      << doc.error().message();
+}
+
+TEST(Json, EmptyInputIsAnError) {
+  EXPECT_FALSE(parse("", "stdin").ok());
+}
+
+TEST(Json, FieldErrorsNameTheFullPath) {
+  auto doc = parse(R"({"ipam": {"type": 5, "subnet": "10.0.0.0/24"}, "mtu": "big"})", "c");
+  ASSERT_TRUE(doc.ok());
+  auto ipam = get_object(*doc, "", "ipam");
+  ASSERT_TRUE(ipam.ok());
+  auto type = get_string(**ipam, "ipam", "type");
+  ASSERT_FALSE(type.ok());
+  EXPECT_EQ(type.error().message(), "ipam.type: must be a string");
+  EXPECT_EQ(type.error().code(), ErrorCode::kInvalidConfig);
+  EXPECT_EQ(*get_string(**ipam, "ipam", "subnet"), "10.0.0.0/24");
+  auto mtu = get_optional_int(*doc, "", "mtu");
+  ASSERT_FALSE(mtu.ok());
+  EXPECT_EQ(mtu.error().message(), "mtu: must be an integer");
+  auto missing = get_string(*doc, "", "name");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(), "name: is required");
+  auto absent = get_optional_bool(*doc, "", "debug");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+}
+
+TEST(Json, WriterOutputParsesBackToTheSameValues) {
+  Writer w(false);
+  w.begin_object()
+      .field("schema_version", kSchemaVersion)
+      .field("name", "rxe0")
+      .field("rate", 12.5)
+      .field("up", true)
+      .field("ipv4", std::optional<std::string>())
+      .field("quote", std::string("a\"b\n"));
+  w.key("list").begin_array().value(uint64_t{18446744073709551615ull}).value(-3).end_array();
+  w.end_object();
+  std::string text = w.str();
+  ASSERT_EQ(text.back(), '\n');
+  auto doc = parse(text, "written");
+  ASSERT_TRUE(doc.ok()) << doc.error().message();
+  EXPECT_EQ((*doc)["schema_version"].GetInt(), 1);
+  EXPECT_STREQ((*doc)["name"].GetString(), "rxe0");
+  EXPECT_DOUBLE_EQ((*doc)["rate"].GetDouble(), 12.5);
+  EXPECT_TRUE((*doc)["up"].GetBool());
+  EXPECT_TRUE((*doc)["ipv4"].IsNull());
+  EXPECT_STREQ((*doc)["quote"].GetString(), "a\"b\n");
+  EXPECT_EQ((*doc)["list"][0].GetUint64(), 18446744073709551615ull);
+  EXPECT_EQ((*doc)["list"][1].GetInt(), -3);
+}
+
+TEST(Json, PositionOfCountsLinesAndColumnsFromOne) {
+  TextPosition p = position_of("ab\ncd", 4);
+  EXPECT_EQ(p.line, 2u);
+  EXPECT_EQ(p.column, 2u);
+}
+
+} // namespace
+} // namespace fabric::json
