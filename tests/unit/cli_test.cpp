@@ -13,6 +13,9 @@ struct Binary {
   const char* subcommand;  // one valid subcommand, for its --help
 };
 
+// Names the parameter in test output instead of dumping its bytes.
+void PrintTo(const Binary& binary, std::ostream* os) { *os << binary.name; }
+
 const Binary kBinaries[] = {
     {"fabric-probe", FABRIC_PROBE_BINARY, "devices"},
 };

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# build.sh - configure and build one fabrickit tree.
+#   scripts/build.sh [release|asan]    (default: release)
+# Trees live in build/<flavour> (override the parent with FABRIC_BUILD_ROOT). Prints the
+# tree's path on stdout; the build's own output goes to stderr.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+flavour=${1:-release}
+root=${FABRIC_BUILD_ROOT:-$REPO/build}
+dir=$root/$flavour
+
+case "$flavour" in
+  release) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  # Sanitized trees build with -O1 so that ASan's reports keep useful stacks.
+  asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DFABRIC_SANITIZE=ON -DCMAKE_CXX_FLAGS=-O1) ;;
+  *) echo "build.sh: unknown flavour '$flavour' (release or asan)" >&2; exit 1 ;;
+esac
+
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [[ ! -f $dir/CMakeCache.txt ]]; then
+  cmake -S "$REPO" -B "$dir" "${generator[@]}" -DFABRIC_WERROR=ON "${flags[@]}" >&2
+fi
+cmake --build "$dir" --parallel "$(nproc)" >&2
+echo "$dir"

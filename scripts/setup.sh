@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# setup.sh - install every Debian package fabrickit needs to build, test and run its lab.
+#
+# Idempotent and quiet: when everything is present it prints nothing and exits 0. It asks
+# apt only for what is missing (one `apt-get update` first, as a fresh machine needs).
+#   scripts/setup.sh           install what is missing
+#   scripts/setup.sh --check   list what is missing; exit 1 if anything is
+set -euo pipefail
+
+# Build: compiler, CMake, and the libraries of DESIGN.md's dependency list.
+BUILD_PACKAGES=(
+  g++ cmake ninja-build pkg-config
+  libibverbs-dev librdmacm-dev
+  libnl-3-dev libnl-route-3-dev
+  rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev
+  libopenmpi-dev openmpi-bin
+  libgtest-dev libgmock-dev
+)
+# Tests on the host: namespaces, veth, and the tools the netns tier drives.
+HOST_TEST_PACKAGES=(iproute2 kmod)
+# The soft-RoCE lab (scripts/lab.sh): a Debian kernel that ships rdma_rxe, QEMU, the
+# initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer).
+LAB_PACKAGES=(
+  qemu-system-x86 linux-image-amd64 busybox-static cpio
+  rdma-core ibverbs-utils perftest
+)
+
+ALL_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${LAB_PACKAGES[@]}")
+
+missing_packages() {
+  local pkg status
+  for pkg in "${ALL_PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+    [[ $status == installed ]] || printf '%s\n' "$pkg"
+  done
+}
+
+main() {
+  local check_only=0
+  case "${1:-}" in
+    "") ;;
+    --check) check_only=1 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; return 0 ;;
+    *) echo "setup.sh: unknown argument '$1' (try --help)" >&2; return 1 ;;
+  esac
+
+  local missing
+  mapfile -t missing < <(missing_packages)
+  ((${#missing[@]} == 0)) && return 0
+  if ((check_only)); then
+    printf 'missing: %s\n' "${missing[*]}"
+    return 1
+  fi
+  if ((EUID != 0)); then
+    echo "setup.sh: these packages are missing and installing them needs root: ${missing[*]}" >&2
+    return 2
+  fi
+  echo "setup.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  mapfile -t missing < <(missing_packages)
+  if ((${#missing[@]} > 0)); then
+    echo "setup.sh: still missing after apt-get install: ${missing[*]}" >&2
+    return 2
+  fi
+}
+
+main "$@"
