@@ -32,8 +32,9 @@ say "booting a $nodes-node soft-RoCE lab and listing each node's RDMA devices"
 "$REPO/scripts/lab.sh" --nodes "$nodes" -- sh -c '
   echo "node $FABRIC_LAB_NODE of $FABRIC_LAB_NODES: $FABRIC_LAB_NETDEV $FABRIC_LAB_ADDR"
   "$0" devices
-  "$0" devices --json > /tmp/devices.json
-  if grep -q "\"ipv4\": \"$FABRIC_LAB_ADDR\"" /tmp/devices.json; then
+  if "$0" devices --json | jq -e --arg addr "$FABRIC_LAB_ADDR" \
+      "[.devices[].ports[].gids[] | select(.type == \"RoCE v2\" and .ipv4 == \$addr)] | length > 0" \
+      >/dev/null; then
     echo "RoCE v2 GID for $FABRIC_LAB_ADDR: present"
   else
     echo "RoCE v2 GID for $FABRIC_LAB_ADDR: MISSING" >&2; exit 1

@@ -16,8 +16,8 @@ BUILD_PACKAGES=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev
 )
-# Tests on the host: namespaces, veth, and the tools the netns tier drives.
-HOST_TEST_PACKAGES=(iproute2 kmod)
+# Tests on the host: namespaces, veth, the tools the netns tier drives, jq for the demo.
+HOST_TEST_PACKAGES=(iproute2 kmod jq)
 # The soft-RoCE lab (scripts/lab.sh): a Debian kernel that ships rdma_rxe, QEMU, the
 # initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer).
 LAB_PACKAGES=(
