@@ -30,8 +30,8 @@ const Runtime& runtime() {
   std::call_once(once, [] {
     // Sonames first (the system's loader path), then the toolkit's own folder.
     static constexpr const char* kCandidates[] = {
-        "libcudart.so.13", "libcudart.so.12", "libcudart.so",
-        FABRIC_CUDA_LIBDIR "/libcudart.so.13", FABRIC_CUDA_LIBDIR "/libcudart.so"};
+        "libcudart.so.13", "libcudart.so.12", "libcudart.so", FABRIC_CUDA_LIBDIR "/libcudart.so.13",
+        FABRIC_CUDA_LIBDIR "/libcudart.so"};
     void* handle = nullptr;
     for (const char* name : kCandidates) {
       handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -61,7 +61,8 @@ const Runtime& runtime() {
 Error cuda_error(const Runtime& rt, int rc, std::string operation) {
   std::string text = rt.get_error_string ? rt.get_error_string(rc) : "error";
   ErrorCode code = ErrorCode::kSystem;
-  if (rc == kCudaErrorNoDevice || rc == kCudaErrorInsufficientDriver) code = ErrorCode::kUnsupported;
+  if (rc == kCudaErrorNoDevice || rc == kCudaErrorInsufficientDriver)
+    code = ErrorCode::kUnsupported;
   return Error(code, std::move(operation), text + " (cudaError " + std::to_string(rc) + ")");
 }
 
@@ -97,8 +98,8 @@ Result<DeviceSummary> describe_device(int index) {
   FABRIC_ASSIGN_OR_RETURN(int count, device_count());
   if (index < 0 || index >= count) {
     return Error(ErrorCode::kNotFound, "CUDA device " + std::to_string(index),
-                 "this host has " + std::to_string(count) + " (0 to " +
-                     std::to_string(count - 1) + ")");
+                 "this host has " + std::to_string(count) + " (0 to " + std::to_string(count - 1) +
+                     ")");
   }
   const Runtime* rt = *loaded();
   DeviceSummary summary;
@@ -108,7 +109,8 @@ Result<DeviceSummary> describe_device(int index) {
     return cuda_error(*rt, rc, "cudaDeviceGetPCIBusId");
   }
   summary.pci_bus_id = bus_id;
-  if (int rc = rt->set_device(index); rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaSetDevice");
+  if (int rc = rt->set_device(index); rc != kCudaSuccess)
+    return cuda_error(*rt, rc, "cudaSetDevice");
   std::size_t free_bytes = 0;
   if (int rc = rt->mem_get_info(&free_bytes, &summary.total_memory); rc != kCudaSuccess) {
     return cuda_error(*rt, rc, "cudaMemGetInfo");
@@ -120,7 +122,8 @@ Result<void> check_allocation(int index, std::size_t bytes) {
   FABRIC_TRY(describe_device(index));
   const Runtime* rt = *loaded();
   void* ptr = nullptr;
-  if (int rc = rt->malloc(&ptr, bytes); rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaMalloc");
+  if (int rc = rt->malloc(&ptr, bytes); rc != kCudaSuccess)
+    return cuda_error(*rt, rc, "cudaMalloc");
   if (int rc = rt->free(ptr); rc != kCudaSuccess) return cuda_error(*rt, rc, "cudaFree");
   return Ok();
 }

@@ -12,8 +12,8 @@ namespace fabric::cuda {
 
 struct DeviceSummary {
   int index = 0;
-  std::size_t total_memory = 0;  // bytes
-  std::string pci_bus_id;        // "0000:3b:00.0"
+  std::size_t total_memory = 0; // bytes
+  std::string pci_bus_id;       // "0000:3b:00.0"
 };
 
 // Number of CUDA devices visible to this process. Errors: kNotBuilt when the runtime

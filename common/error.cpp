@@ -10,32 +10,24 @@ namespace {
 ErrorCode code_for_errno(int err) {
   switch (err) {
   case EPERM:
-  case EACCES:
-    return ErrorCode::kPermission;
+  case EACCES: return ErrorCode::kPermission;
   case ENOENT:
   case ENODEV:
   case ENXIO:
-  case ESRCH:
-    return ErrorCode::kNotFound;
+  case ESRCH: return ErrorCode::kNotFound;
   case EEXIST:
   case EBUSY:
-  case EADDRINUSE:
-    return ErrorCode::kAlreadyExists;
+  case EADDRINUSE: return ErrorCode::kAlreadyExists;
   case EINVAL:
-  case ERANGE:
-    return ErrorCode::kInvalidArgument;
+  case ERANGE: return ErrorCode::kInvalidArgument;
   case EOPNOTSUPP:
   case ENOSYS:
   case EPROTONOSUPPORT:
-  case EAFNOSUPPORT:
-    return ErrorCode::kUnsupported;
-  case ETIMEDOUT:
-    return ErrorCode::kTimeout;
+  case EAFNOSUPPORT: return ErrorCode::kUnsupported;
+  case ETIMEDOUT: return ErrorCode::kTimeout;
   case EAGAIN:
-  case EINTR:
-    return ErrorCode::kTryAgain;
-  default:
-    return ErrorCode::kSystem;
+  case EINTR: return ErrorCode::kTryAgain;
+  default: return ErrorCode::kSystem;
   }
 }
 
@@ -60,7 +52,9 @@ Error& Error::with_hint(std::string hint) & {
   hint_ = std::move(hint);
   return *this;
 }
-Error&& Error::with_hint(std::string hint) && { return std::move(with_hint(std::move(hint))); }
+Error&& Error::with_hint(std::string hint) && {
+  return std::move(with_hint(std::move(hint)));
+}
 
 Error& Error::with_context(std::string context) & {
   context_.push_back(std::move(context));
@@ -145,7 +139,11 @@ const CodeMapping& mapping_for(ErrorCode code) {
 
 } // namespace
 
-int exit_status_for(ErrorCode code) { return mapping_for(code).exit_status; }
-int cni_code_for(ErrorCode code) { return mapping_for(code).cni_code; }
+int exit_status_for(ErrorCode code) {
+  return mapping_for(code).exit_status;
+}
+int cni_code_for(ErrorCode code) {
+  return mapping_for(code).cni_code;
+}
 
 } // namespace fabric

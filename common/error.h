@@ -12,21 +12,21 @@
 namespace fabric {
 
 enum class ErrorCode {
-  kInvalidArgument,      // bad command-line argument or API input
-  kInvalidConfig,        // well-formed configuration with a bad value
-  kDecode,               // malformed JSON or other input that cannot be parsed
-  kIncompatibleVersion,  // protocol or spec version not supported
-  kInvalidEnvironment,   // missing or malformed environment variable
-  kNotFound,             // a named device, file or object does not exist
-  kAlreadyExists,        // a name or object is taken
-  kPermission,           // EPERM/EACCES: needs privileges the caller lacks
-  kSystem,               // a system call or kernel interface failed
-  kTimeout,              // a bounded wait ran out
-  kTryAgain,             // transient: the caller may retry later
-  kUnsupported,          // the kernel or device does not support the request
-  kNotBuilt,             // the feature was left out of this build
-  kBelowThreshold,       // a check ran and its result fell below the required level
-  kInternal,             // a bug: an invariant of our own code did not hold
+  kInvalidArgument,     // bad command-line argument or API input
+  kInvalidConfig,       // well-formed configuration with a bad value
+  kDecode,              // malformed JSON or other input that cannot be parsed
+  kIncompatibleVersion, // protocol or spec version not supported
+  kInvalidEnvironment,  // missing or malformed environment variable
+  kNotFound,            // a named device, file or object does not exist
+  kAlreadyExists,       // a name or object is taken
+  kPermission,          // EPERM/EACCES: needs privileges the caller lacks
+  kSystem,              // a system call or kernel interface failed
+  kTimeout,             // a bounded wait ran out
+  kTryAgain,            // transient: the caller may retry later
+  kUnsupported,         // the kernel or device does not support the request
+  kNotBuilt,            // the feature was left out of this build
+  kBelowThreshold,      // a check ran and its result fell below the required level
+  kInternal,            // a bug: an invariant of our own code did not hold
 };
 
 // Process exit statuses shared by every fabrickit command.

@@ -66,17 +66,16 @@ Result<std::string> get_string(const rapidjson::Value& obj, std::string_view pat
   return *v;
 }
 
-Result<std::optional<std::string>> get_optional_string(const rapidjson::Value& obj,
-                                                       std::string_view path,
-                                                       std::string_view name) {
+Result<std::optional<std::string>>
+get_optional_string(const rapidjson::Value& obj, std::string_view path, std::string_view name) {
   const rapidjson::Value* v = find_member(obj, name);
   if (v == nullptr || v->IsNull()) return std::optional<std::string>();
   if (!v->IsString()) return wrong_type(path, name, "a string");
   return std::optional<std::string>(std::string(v->GetString(), v->GetStringLength()));
 }
 
-Result<std::optional<int64_t>> get_optional_int(const rapidjson::Value& obj,
-                                                std::string_view path, std::string_view name) {
+Result<std::optional<int64_t>> get_optional_int(const rapidjson::Value& obj, std::string_view path,
+                                                std::string_view name) {
   const rapidjson::Value* v = find_member(obj, name);
   if (v == nullptr || v->IsNull()) return std::optional<int64_t>();
   if (!v->IsInt64()) return wrong_type(path, name, "an integer");
@@ -158,6 +157,8 @@ Writer& Writer::null() {
 
 #undef FABRIC_JSON_WRITE
 
-std::string Writer::str() const { return std::string(buffer_.GetString(), buffer_.GetSize()) + "\n"; }
+std::string Writer::str() const {
+  return std::string(buffer_.GetString(), buffer_.GetSize()) + "\n";
+}
 
 } // namespace fabric::json

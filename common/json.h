@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "common/result.h"
@@ -21,8 +21,8 @@ namespace fabric::json {
 inline constexpr int kSchemaVersion = 1;
 
 struct TextPosition {
-  std::size_t line;    // 1-based
-  std::size_t column;  // 1-based, in bytes
+  std::size_t line;   // 1-based
+  std::size_t column; // 1-based, in bytes
 };
 TextPosition position_of(std::string_view text, std::size_t offset);
 
@@ -37,11 +37,10 @@ Result<const rapidjson::Value*> get_object(const rapidjson::Value& obj, std::str
                                            std::string_view name);
 Result<std::string> get_string(const rapidjson::Value& obj, std::string_view path,
                                std::string_view name);
-Result<std::optional<std::string>> get_optional_string(const rapidjson::Value& obj,
-                                                       std::string_view path,
-                                                       std::string_view name);
-Result<std::optional<int64_t>> get_optional_int(const rapidjson::Value& obj,
-                                                std::string_view path, std::string_view name);
+Result<std::optional<std::string>>
+get_optional_string(const rapidjson::Value& obj, std::string_view path, std::string_view name);
+Result<std::optional<int64_t>> get_optional_int(const rapidjson::Value& obj, std::string_view path,
+                                                std::string_view name);
 Result<std::optional<bool>> get_optional_bool(const rapidjson::Value& obj, std::string_view path,
                                               std::string_view name);
 

@@ -9,8 +9,12 @@
 
 namespace fabric::netlink {
 
-void SocketDeleter::operator()(nl_sock* sock) const { nl_socket_free(sock); }
-void CacheDeleter::operator()(nl_cache* cache) const { nl_cache_free(cache); }
+void SocketDeleter::operator()(nl_sock* sock) const {
+  nl_socket_free(sock);
+}
+void CacheDeleter::operator()(nl_cache* cache) const {
+  nl_cache_free(cache);
+}
 
 Error from_nl_error(int nl_error, std::string operation) {
   int code = nl_error < 0 ? -nl_error : nl_error;

@@ -31,7 +31,8 @@ Result<UniqueFd> open_current() {
 }
 
 Result<bool> same(int fd_a, int fd_b) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   if (fstat(fd_a, &a) != 0) return Error::from_errno(errno, "fstat namespace");
   if (fstat(fd_b, &b) != 0) return Error::from_errno(errno, "fstat namespace");
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;

@@ -31,8 +31,7 @@ Result<void> enter(int fd);
 
 // Runs `fn` inside the namespace at `path` on a dedicated thread and returns its result.
 // Errors opening or entering the namespace come back as the Result, with the path.
-template <typename Fn>
-auto run_in(const std::string& path, Fn&& fn) -> std::invoke_result_t<Fn> {
+template <typename Fn> auto run_in(const std::string& path, Fn&& fn) -> std::invoke_result_t<Fn> {
   using R = std::invoke_result_t<Fn>;
   auto ns = open(path);
   if (!ns.ok()) return std::move(ns).error();

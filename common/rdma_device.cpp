@@ -86,7 +86,7 @@ std::optional<double> lane_speed_gbps(uint32_t speed_enum) {
   case 1: return 2.5;
   case 2: return 5.0;
   case 4: return 10.0;
-  case 8: return 10.0;  // FDR10
+  case 8: return 10.0; // FDR10
   case 16: return 14.0;
   case 32: return 25.0;
   case 64: return 50.0;

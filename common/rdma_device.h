@@ -14,30 +14,30 @@ enum class GidType { kIb, kRoceV1, kRoceV2, kUnknown };
 
 struct GidEntry {
   uint32_t index = 0;
-  std::string gid;                  // canonical IPv6 text, e.g. "::ffff:10.77.0.11"
+  std::string gid; // canonical IPv6 text, e.g. "::ffff:10.77.0.11"
   GidType type = GidType::kUnknown;
-  std::string netdev;               // "" when the GID has no netdev (InfiniBand)
-  std::optional<std::string> ipv4;  // set for IPv4-mapped GIDs (::ffff:a.b.c.d)
+  std::string netdev;              // "" when the GID has no netdev (InfiniBand)
+  std::optional<std::string> ipv4; // set for IPv4-mapped GIDs (::ffff:a.b.c.d)
 };
 
 struct PortInfo {
   uint32_t number = 0;
-  std::string state;       // DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER
-  std::string phys_state;  // LINK_UP, DISABLED, POLLING, ...
-  std::string link_layer;  // Ethernet or InfiniBand
-  uint32_t active_mtu = 0; // bytes
-  uint32_t max_mtu = 0;    // bytes
-  std::optional<double> speed_gbps;  // per-port rate: lane speed x width
-  std::string width;       // 1X, 2X, 4X, 8X, 12X
-  std::string speed_name;  // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR
+  std::string state;                // DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER
+  std::string phys_state;           // LINK_UP, DISABLED, POLLING, ...
+  std::string link_layer;           // Ethernet or InfiniBand
+  uint32_t active_mtu = 0;          // bytes
+  uint32_t max_mtu = 0;             // bytes
+  std::optional<double> speed_gbps; // per-port rate: lane speed x width
+  std::string width;                // 1X, 2X, 4X, 8X, 12X
+  std::string speed_name;           // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR
   std::vector<GidEntry> gids;
 };
 
 struct DeviceInfo {
   std::string name;
-  std::string node_type;  // CA, RNIC, ...
-  std::string transport;  // InfiniBand, iWARP, ...
-  std::string node_guid;  // xxxx:xxxx:xxxx:xxxx
+  std::string node_type; // CA, RNIC, ...
+  std::string transport; // InfiniBand, iWARP, ...
+  std::string node_guid; // xxxx:xxxx:xxxx:xxxx
   std::string fw_version;
   std::vector<PortInfo> ports;
 };

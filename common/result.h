@@ -65,24 +65,26 @@ private:
 };
 
 // Ok() for Result<void> returns; reads better than `return {};`.
-inline Result<void> Ok() { return {}; }
+inline Result<void> Ok() {
+  return {};
+}
 
 } // namespace fabric
 
 // Evaluates a Result-returning expression; on error returns that error from the
 // enclosing function (which must itself return some Result).
-#define FABRIC_TRY(expr)                                                                   \
-  do {                                                                                     \
-    auto fabric_try_result_ = (expr);                                                      \
-    if (!fabric_try_result_.ok()) return std::move(fabric_try_result_).error();            \
+#define FABRIC_TRY(expr)                                                                           \
+  do {                                                                                             \
+    auto fabric_try_result_ = (expr);                                                              \
+    if (!fabric_try_result_.ok()) return std::move(fabric_try_result_).error();                    \
   } while (0)
 
 #define FABRIC_CONCAT_INNER(a, b) a##b
 #define FABRIC_CONCAT(a, b) FABRIC_CONCAT_INNER(a, b)
 // FABRIC_ASSIGN_OR_RETURN(auto x, make_x()) declares x from the value or returns the error.
-#define FABRIC_ASSIGN_OR_RETURN(decl, expr)                                                \
+#define FABRIC_ASSIGN_OR_RETURN(decl, expr)                                                        \
   FABRIC_ASSIGN_OR_RETURN_IMPL(FABRIC_CONCAT(fabric_result_, __LINE__), decl, expr)
-#define FABRIC_ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)                                      \
-  auto tmp = (expr);                                                                       \
-  if (!tmp.ok()) return std::move(tmp).error();                                            \
+#define FABRIC_ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)                                              \
+  auto tmp = (expr);                                                                               \
+  if (!tmp.ok()) return std::move(tmp).error();                                                    \
   decl = std::move(tmp).value()

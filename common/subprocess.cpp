@@ -38,7 +38,7 @@ ssize_t write_without_sigpipe(int fd, const char* data, std::size_t size) {
   int saved_errno = errno;
   if (written < 0 && saved_errno == EPIPE) {
     const timespec zero{0, 0};
-    sigtimedwait(&pipe_set, nullptr, &zero);  // consume the pending SIGPIPE
+    sigtimedwait(&pipe_set, nullptr, &zero); // consume the pending SIGPIPE
   }
   pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
   errno = saved_errno;
@@ -67,13 +67,16 @@ Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, err.write_end.get(), STDERR_FILENO);
 
   std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<std::string> env_storage;
   std::vector<char*> env;
   if (options.environment) {
-    for (const auto& [k, v] : *options.environment) env_storage.push_back(k + "=" + v);
-    for (auto& e : env_storage) env.push_back(e.data());
+    for (const auto& [k, v] : *options.environment)
+      env_storage.push_back(k + "=" + v);
+    for (auto& e : env_storage)
+      env.push_back(e.data());
     env.push_back(nullptr);
   }
 
@@ -90,8 +93,10 @@ Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
 
   SubprocessResult result;
   std::size_t stdin_written = 0;
-  if (options.stdin_text.empty()) in.write_end.reset();
-  else fcntl(in.write_end.get(), F_SETFL, O_NONBLOCK);
+  if (options.stdin_text.empty())
+    in.write_end.reset();
+  else
+    fcntl(in.write_end.get(), F_SETFL, O_NONBLOCK);
 
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   bool timed_out = false;
@@ -132,8 +137,10 @@ Result<SubprocessResult> run_subprocess(const std::vector<std::string>& argv,
       std::string& sink = &fd == &out.read_end ? result.stdout_text : result.stderr_text;
       char buf[8192];
       ssize_t got = read(fd.get(), buf, sizeof buf);
-      if (got > 0) sink.append(buf, static_cast<std::size_t>(got));
-      else if (got == 0 || (errno != EINTR && errno != EAGAIN)) fd.reset();
+      if (got > 0)
+        sink.append(buf, static_cast<std::size_t>(got));
+      else if (got == 0 || (errno != EINTR && errno != EAGAIN))
+        fd.reset();
     }
   }
 

@@ -20,7 +20,7 @@ struct SubprocessOptions {
 };
 
 struct SubprocessResult {
-  int exit_status = -1;  // the exit code, or 128 + signal number if it was killed
+  int exit_status = -1; // the exit code, or 128 + signal number if it was killed
   std::string stdout_text;
   std::string stderr_text;
 };

@@ -14,7 +14,8 @@ namespace fabric {
 namespace fs = std::filesystem;
 
 SysfsReader::SysfsReader(std::string root) : root_(std::move(root)) {
-  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  while (root_.size() > 1 && root_.back() == '/')
+    root_.pop_back();
 }
 
 std::string SysfsReader::path(const std::string& relative) const {
@@ -35,7 +36,8 @@ Result<std::optional<std::string>> SysfsReader::read_optional(const std::string&
   // EINVAL/EOPNOTSUPP even though the file exists.
   if (in.bad()) return Error::from_errno(errno != 0 ? errno : EIO, "reading", p);
   std::string text = content.str();
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0'))
+    text.pop_back();
   return std::optional<std::string>(std::move(text));
 }
 
@@ -69,7 +71,8 @@ Result<std::vector<std::string>> SysfsReader::list(const std::string& relative) 
     if (ec == std::errc::no_such_file_or_directory) return names;
     return Error::from_errno(ec.value(), "listing", path(relative));
   }
-  for (const auto& entry : it) names.push_back(entry.path().filename().string());
+  for (const auto& entry : it)
+    names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -25,9 +25,17 @@ Result<uint64_t> parse_uint(std::string_view text, std::string_view what, uint64
 // 65536 -> "64 KiB", 1536 -> "1.5 KiB", 100 -> "100 B".
 std::string format_size(uint64_t bytes);
 
-inline double bits_per_second_to_gbps(double bps) { return bps / 1e9; }
-inline double bytes_per_second_to_gbps(double bytes_per_s) { return bytes_per_s * 8.0 / 1e9; }
-inline double bytes_per_second_to_gbytes(double bytes_per_s) { return bytes_per_s / 1e9; }
-inline double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+inline double bits_per_second_to_gbps(double bps) {
+  return bps / 1e9;
+}
+inline double bytes_per_second_to_gbps(double bytes_per_s) {
+  return bytes_per_s * 8.0 / 1e9;
+}
+inline double bytes_per_second_to_gbytes(double bytes_per_s) {
+  return bytes_per_s / 1e9;
+}
+inline double seconds(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 } // namespace fabric::units

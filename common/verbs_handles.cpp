@@ -16,7 +16,9 @@ namespace {
 
 // Verbs calls that return NULL leave the reason in errno, but some providers forget to
 // set it; never report "Success" for a failure.
-int errno_or(int fallback) { return errno != 0 ? errno : fallback; }
+int errno_or(int fallback) {
+  return errno != 0 ? errno : fallback;
+}
 
 } // namespace
 
@@ -39,7 +41,8 @@ Result<DeviceList> DeviceList::get() {
 
 std::vector<std::string> DeviceList::names() const {
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < count_; ++i) out.emplace_back(ibv_get_device_name((*this)[i]));
+  for (std::size_t i = 0; i < count_; ++i)
+    out.emplace_back(ibv_get_device_name((*this)[i]));
   return out;
 }
 
@@ -48,7 +51,8 @@ Result<ibv_device*> DeviceList::find(const std::string& name) const {
     if (name == ibv_get_device_name((*this)[i])) return (*this)[i];
   }
   std::string known;
-  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& n : names())
+    known += (known.empty() ? "" : ", ") + n;
   return Error(ErrorCode::kNotFound, "RDMA device '" + name + "'",
                known.empty() ? "no RDMA device on this host" : "not found (have: " + known + ")");
 }
@@ -57,8 +61,7 @@ Result<Context> open_device(ibv_device* device) {
   errno = 0;
   Context ctx(ibv_open_device(device));
   if (!ctx) {
-    return Error::from_errno(errno_or(ENODEV), "ibv_open_device",
-                             ibv_get_device_name(device));
+    return Error::from_errno(errno_or(ENODEV), "ibv_open_device", ibv_get_device_name(device));
   }
   return ctx;
 }

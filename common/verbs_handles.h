@@ -34,8 +34,9 @@ inline constexpr char kDestroyQp[] = "ibv_destroy_qp";
 inline constexpr char kDestroyCompChannel[] = "ibv_destroy_comp_channel";
 } // namespace detail
 
-using Context = std::unique_ptr<ibv_context,
-                                detail::Deleter<ibv_context, ibv_close_device, detail::kCloseDevice>>;
+using Context =
+    std::unique_ptr<ibv_context,
+                    detail::Deleter<ibv_context, ibv_close_device, detail::kCloseDevice>>;
 using ProtectionDomain =
     std::unique_ptr<ibv_pd, detail::Deleter<ibv_pd, ibv_dealloc_pd, detail::kDeallocPd>>;
 using CompletionQueue =

@@ -54,8 +54,8 @@ std::string render_devices_text(const std::vector<DeviceInfo>& devices) {
     out += d.name + ": " + d.node_type + ", " + d.transport + ", node GUID " + d.node_guid +
            ", firmware " + (d.fw_version.empty() ? "-" : d.fw_version) + "\n";
     for (const auto& p : d.ports) {
-      out += "  port " + std::to_string(p.number) + ": " + p.state + " (" + p.phys_state +
-             "), " + p.link_layer + ", MTU " + std::to_string(p.active_mtu) + " (max " +
+      out += "  port " + std::to_string(p.number) + ": " + p.state + " (" + p.phys_state + "), " +
+             p.link_layer + ", MTU " + std::to_string(p.active_mtu) + " (max " +
              std::to_string(p.max_mtu) + "), " + format_speed(p) + "\n";
       append_gid_table(out, p.gids);
     }

@@ -14,7 +14,8 @@ Result<std::vector<DeviceInfo>> select_devices(std::vector<DeviceInfo> devices,
                            [&](const DeviceInfo& d) { return d.name == name; });
     if (it == devices.end()) {
       std::string known;
-      for (const auto& d : devices) known += (known.empty() ? "" : ", ") + d.name;
+      for (const auto& d : devices)
+        known += (known.empty() ? "" : ", ") + d.name;
       return Error(ErrorCode::kNotFound, "--device " + name,
                    known.empty() ? "no RDMA device on this host"
                                  : "no such RDMA device (have: " + known + ")");

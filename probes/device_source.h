@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "common/rdma_device.h"
 #include "common/result.h"
 #include "common/sysfs.h"
-#include "common/rdma_device.h"
 
 namespace fabric::probes {
 using rdma::DeviceInfo;

@@ -17,8 +17,7 @@ std::string format_guid(__be64 guid_be) {
   uint64_t guid = be64toh(guid_be);
   char text[20];
   std::snprintf(text, sizeof text, "%04" PRIx64 ":%04" PRIx64 ":%04" PRIx64 ":%04" PRIx64,
-                (guid >> 48) & 0xffff, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff,
-                guid & 0xffff);
+                (guid >> 48) & 0xffff, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff);
   return text;
 }
 
@@ -50,9 +49,9 @@ public:
     FABRIC_ASSIGN_OR_RETURN(auto list, verbs::DeviceList::get());
     std::vector<DeviceInfo> devices;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      FABRIC_ASSIGN_OR_RETURN(DeviceInfo info,
-                              describe(list[i]).context(std::string("RDMA device ") +
-                                                        ibv_get_device_name(list[i])));
+      FABRIC_ASSIGN_OR_RETURN(
+          DeviceInfo info,
+          describe(list[i]).context(std::string("RDMA device ") + ibv_get_device_name(list[i])));
       devices.push_back(std::move(info));
     }
     return devices;

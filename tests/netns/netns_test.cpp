@@ -74,14 +74,17 @@ TEST_F(NetnsTest, ConcurrentRunsEachSeeTheirOwnNamespace) {
   std::vector<std::string> paths, ends;
   for (int i = 0; i < kPods; ++i) {
     paths.push_back(net.add_namespace("p" + std::to_string(i)));
-    ends.push_back(net.add_veth("e" + std::to_string(i), "", net.ns_name("p" + std::to_string(i))).second);
+    ends.push_back(
+        net.add_veth("e" + std::to_string(i), "", net.ns_name("p" + std::to_string(i))).second);
   }
   std::vector<Result<std::set<std::string>>> results(kPods, Error(ErrorCode::kInternal, "unset"));
   std::vector<std::thread> threads;
   for (int i = 0; i < kPods; ++i) {
-    threads.emplace_back([&, i] { results[i] = netns::run_in(paths[i], [] { return link_names(); }); });
+    threads.emplace_back(
+        [&, i] { results[i] = netns::run_in(paths[i], [] { return link_names(); }); });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   for (int i = 0; i < kPods; ++i) {
     ASSERT_TRUE(results[i].ok()) << results[i].error().message();
     EXPECT_EQ(*results[i], (std::set<std::string>{"lo", ends[i]})) << "pod " << i;

@@ -38,7 +38,8 @@ Result<std::string> run_checked(const std::vector<std::string>& argv) {
   FABRIC_ASSIGN_OR_RETURN(auto r, run_subprocess(argv));
   if (r.exit_status != 0) {
     std::string cmd;
-    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+    for (const auto& a : argv)
+      cmd += (cmd.empty() ? "" : " ") + a;
     return Error(ErrorCode::kSystem, cmd,
                  "exit " + std::to_string(r.exit_status) + ": " + r.stderr_text);
   }
@@ -56,7 +57,8 @@ TestNetwork::~TestNetwork() {
   for (const auto& link : host_links_) {
     if (host_link_exists(link)) (void)run_subprocess({"ip", "link", "del", link});
   }
-  for (const auto& ns : namespaces_) (void)run_subprocess({"ip", "netns", "del", ns});
+  for (const auto& ns : namespaces_)
+    (void)run_subprocess({"ip", "netns", "del", ns});
 }
 
 std::string TestNetwork::add_namespace(const std::string& suffix) {
@@ -71,9 +73,8 @@ std::string TestNetwork::add_namespace(const std::string& suffix) {
   return "/var/run/netns/" + name;
 }
 
-std::pair<std::string, std::string> TestNetwork::add_veth(const std::string& suffix,
-                                                          const std::string& ns_a,
-                                                          const std::string& ns_b) {
+std::pair<std::string, std::string>
+TestNetwork::add_veth(const std::string& suffix, const std::string& ns_a, const std::string& ns_b) {
   std::string a = prefix_ + suffix + "a", b = prefix_ + suffix + "b";
   auto created = run_checked({"ip", "link", "add", a, "type", "veth", "peer", "name", b});
   if (!created.ok()) {

@@ -22,7 +22,7 @@ Result<std::string> run_checked(const std::vector<std::string>& argv);
 
 class TestNetwork {
 public:
-  TestNetwork();  // names are unique per process and instance: "fk<pid>x<n>..."
+  TestNetwork(); // names are unique per process and instance: "fk<pid>x<n>..."
   ~TestNetwork();
   TestNetwork(const TestNetwork&) = delete;
   TestNetwork& operator=(const TestNetwork&) = delete;
@@ -31,9 +31,8 @@ public:
   std::string add_namespace(const std::string& suffix);
   // Creates a veth pair; each end goes into `ns_a`/`ns_b` ("" leaves it on the host).
   // Returns the two names.
-  std::pair<std::string, std::string> add_veth(const std::string& suffix,
-                                               const std::string& ns_a = "",
-                                               const std::string& ns_b = "");
+  std::pair<std::string, std::string>
+  add_veth(const std::string& suffix, const std::string& ns_a = "", const std::string& ns_b = "");
 
   std::string ns_name(const std::string& suffix) const { return prefix_ + suffix; }
   const std::string& prefix() const { return prefix_; }

@@ -10,11 +10,13 @@ namespace {
 struct Binary {
   const char* name;
   const char* path;
-  const char* subcommand;  // one valid subcommand, for its --help
+  const char* subcommand; // one valid subcommand, for its --help
 };
 
 // Names the parameter in test output instead of dumping its bytes.
-void PrintTo(const Binary& binary, std::ostream* os) { *os << binary.name; }
+void PrintTo(const Binary& binary, std::ostream* os) {
+  *os << binary.name;
+}
 
 const Binary kBinaries[] = {
     {"fabric-probe", FABRIC_PROBE_BINARY, "devices"},
@@ -44,10 +46,10 @@ TEST_P(CliContract, VersionNamesProgramRevisionAndFeatures) {
 }
 
 TEST_P(CliContract, BadArgumentsAreAUsageErrorOnStderr) {
-  for (std::vector<std::string> args : {std::vector<std::string>{"--no-such-flag"},
-                                        std::vector<std::string>{},
-                                        std::vector<std::string>{"no-such-command"},
-                                        std::vector<std::string>{"--log-level", "loud", GetParam().subcommand}}) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--no-such-flag"}, std::vector<std::string>{},
+        std::vector<std::string>{"no-such-command"},
+        std::vector<std::string>{"--log-level", "loud", GetParam().subcommand}}) {
     args.insert(args.begin(), GetParam().path);
     auto r = run_subprocess(args);
     ASSERT_TRUE(r.ok());
@@ -60,7 +62,8 @@ TEST_P(CliContract, BadArgumentsAreAUsageErrorOnStderr) {
 INSTANTIATE_TEST_SUITE_P(Binaries, CliContract, ::testing::ValuesIn(kBinaries),
                          [](const ::testing::TestParamInfo<Binary>& param_info) {
                            std::string n = param_info.param.name;
-                           for (char& c : n) c = c == '-' ? '_' : c;
+                           for (char& c : n)
+                             c = c == '-' ? '_' : c;
                            return n;
                          });
 

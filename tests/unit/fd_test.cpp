@@ -8,7 +8,9 @@
 namespace fabric {
 namespace {
 
-bool is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+bool is_open(int fd) {
+  return fcntl(fd, F_GETFD) != -1;
+}
 
 TEST(UniqueFd, ClosesOnDestructionAndMovesOwnership) {
   int raw = -1;

@@ -25,7 +25,7 @@ TEST(Subprocess, FeedsStdin) {
 
 TEST(Subprocess, LargeOutputOnBothStreamsDoesNotDeadlock) {
   SubprocessOptions options;
-  options.stdin_text.assign(1 << 20, 'x');  // larger than a pipe buffer
+  options.stdin_text.assign(1 << 20, 'x'); // larger than a pipe buffer
   auto r = run_subprocess({"sh", "-c", "tee /dev/stderr"}, options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stdout_text.size(), 1u << 20);
@@ -42,8 +42,8 @@ TEST(Subprocess, AChildThatIgnoresStdinDoesNotKillUs) {
 
 TEST(Subprocess, EnvironmentCanBeReplaced) {
   SubprocessOptions options;
-  options.environment = std::map<std::string, std::string>{{"CNI_COMMAND", "ADD"},
-                                                           {"PATH", "/usr/bin:/bin"}};
+  options.environment =
+      std::map<std::string, std::string>{{"CNI_COMMAND", "ADD"}, {"PATH", "/usr/bin:/bin"}};
   auto r = run_subprocess({"sh", "-c", "echo $CNI_COMMAND; echo ${HOME:-unset}"}, options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stdout_text, "ADD\nunset\n");

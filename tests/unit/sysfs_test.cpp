@@ -7,7 +7,9 @@ namespace fabric {
 namespace {
 
 // A copy of rxe0's sysfs table on veth `va`, with a pod macvlan mv0 at 10.77.0.5.
-SysfsReader fixture() { return SysfsReader(FABRIC_TEST_DATA_DIR "/sysfs/"); }
+SysfsReader fixture() {
+  return SysfsReader(FABRIC_TEST_DATA_DIR "/sysfs/");
+}
 
 TEST(Sysfs, ReadsAttributesWithoutTrailingNewline) {
   SysfsReader sysfs = fixture();
@@ -37,7 +39,7 @@ TEST(Sysfs, ReadU64RejectsText) {
 TEST(RdmaSysfs, GidTableKeepsValidEntriesWithTypeNetdevAndIpv4) {
   auto table = rdma::read_sysfs_gid_table(fixture(), "rxe0", 1);
   ASSERT_TRUE(table.ok()) << table.error().message();
-  ASSERT_EQ(table->size(), 3u);  // index 3 is all zeros: unused
+  ASSERT_EQ(table->size(), 3u); // index 3 is all zeros: unused
   const auto& link_local = (*table)[0];
   EXPECT_EQ(link_local.gid, "fe80::b8a5:36ff:fe5c:4d01");
   EXPECT_FALSE(link_local.ipv4.has_value());
