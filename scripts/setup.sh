@@ -12,7 +12,7 @@ BUILD_PACKAGES=(
   g++ cmake ninja-build pkg-config
   libibverbs-dev librdmacm-dev
   libnl-3-dev libnl-route-3-dev
-  rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev
+  rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev
 )
