@@ -20,6 +20,7 @@ void PrintTo(const Binary& binary, std::ostream* os) {
 
 const Binary kBinaries[] = {
     {"fabric-probe", FABRIC_PROBE_BINARY, "devices"},
+    {"fabric-pfc", FABRIC_PFC_BINARY, "show"},
 };
 
 class CliContract : public ::testing::TestWithParam<Binary> {};
