@@ -94,8 +94,8 @@ struct DcbState {
   std::vector<AppEntry> peer_apps;
 };
 
-// One IEEE set (DCB_CMD_IEEE_SET) and, for removed APP entries, one IEEE delete
-// (DCB_CMD_IEEE_DEL). Fields left empty are not sent.
+// One IEEE delete (DCB_CMD_IEEE_DEL) for removed APP entries, sent first, then one IEEE
+// set (DCB_CMD_IEEE_SET). Fields left empty are not sent.
 struct DcbChange {
   std::optional<PfcConfig> pfc;
   std::optional<EtsConfig> ets;

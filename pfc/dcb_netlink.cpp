@@ -224,12 +224,14 @@ public:
   }
 
   Result<void> write(const std::string& dev, const DcbChange& change) override {
-    bool has_set = change.pfc || change.ets || change.maxrate || change.buffer ||
-                   !change.app_add.empty();
-    if (has_set) FABRIC_TRY(ieee_command(dev, DCB_CMD_IEEE_SET, change, change.app_add));
+    // Deletes first: drivers such as mlx5 keep one priority per DSCP and replace it on
+    // add, after which deleting the old "26:0" fails with ENOENT.
     if (!change.app_del.empty()) {
       FABRIC_TRY(ieee_command(dev, DCB_CMD_IEEE_DEL, DcbChange{}, change.app_del));
     }
+    bool has_set = change.pfc || change.ets || change.maxrate || change.buffer ||
+                   !change.app_add.empty();
+    if (has_set) FABRIC_TRY(ieee_command(dev, DCB_CMD_IEEE_SET, change, change.app_add));
     if (change.dcbx) FABRIC_TRY(set_dcbx(dev, *change.dcbx));
     return Ok();
   }
