@@ -15,20 +15,20 @@
 
 namespace fabric::pfc {
 
-inline constexpr int kPriorities = 8;      // 802.1p priorities 0-7
-inline constexpr int kTrafficClasses = 8;  // IEEE_8021QAZ_MAX_TCS
+inline constexpr int kPriorities = 8;     // 802.1p priorities 0-7
+inline constexpr int kTrafficClasses = 8; // IEEE_8021QAZ_MAX_TCS
 
 template <typename T> using PerPriority = std::array<T, kPriorities>;
 template <typename T> using PerTc = std::array<T, kTrafficClasses>;
 
 // IEEE 802.1Qbb PFC (struct ieee_pfc).
 struct PfcConfig {
-  uint8_t pfc_cap = 0;  // how many priorities may be lossless at once
-  uint8_t pfc_en = 0;   // bit p set: priority p is lossless
-  uint8_t mbc = 0;      // MACsec bypass capability
-  uint16_t delay = 0;   // allowance for cable delay, in bit times
-  PerPriority<uint64_t> requests{};     // pause frames sent, per priority (counters)
-  PerPriority<uint64_t> indications{};  // pause frames received, per priority (counters)
+  uint8_t pfc_cap = 0;                 // how many priorities may be lossless at once
+  uint8_t pfc_en = 0;                  // bit p set: priority p is lossless
+  uint8_t mbc = 0;                     // MACsec bypass capability
+  uint16_t delay = 0;                  // allowance for cable delay, in bit times
+  PerPriority<uint64_t> requests{};    // pause frames sent, per priority (counters)
+  PerPriority<uint64_t> indications{}; // pause frames received, per priority (counters)
 };
 
 // Transmission selection algorithms (IEEE_8021QAZ_TSA_*).
@@ -37,11 +37,11 @@ enum class Tsa : uint8_t { kStrict = 0, kCbShaper = 1, kEts = 2, kVendor = 255 }
 // IEEE 802.1Qaz ETS (struct ieee_ets).
 struct EtsConfig {
   uint8_t willing = 0;
-  uint8_t ets_cap = 0;  // number of traffic classes the device supports
+  uint8_t ets_cap = 0; // number of traffic classes the device supports
   uint8_t cbs = 0;
-  PerTc<uint8_t> tc_tx_bw{};  // percent, summing to 100 over ETS classes
+  PerTc<uint8_t> tc_tx_bw{}; // percent, summing to 100 over ETS classes
   PerTc<uint8_t> tc_rx_bw{};
-  PerTc<uint8_t> tc_tsa{};    // Tsa values
+  PerTc<uint8_t> tc_tsa{}; // Tsa values
   PerPriority<uint8_t> prio_tc{};
   PerTc<uint8_t> tc_reco_bw{};
   PerTc<uint8_t> tc_reco_tsa{};
@@ -51,9 +51,9 @@ struct EtsConfig {
 // Application priority selectors (IEEE_8021QAZ_APP_SEL_*).
 enum class AppSelector : uint8_t {
   kEthertype = 1,
-  kStream = 2,  // TCP/SCTP port
-  kDgram = 3,   // UDP/DCCP port
-  kAny = 4,     // TCP/SCTP/UDP/DCCP port
+  kStream = 2, // TCP/SCTP port
+  kDgram = 3,  // UDP/DCCP port
+  kAny = 4,    // TCP/SCTP/UDP/DCCP port
   kDscp = 5,
 };
 
@@ -69,8 +69,8 @@ struct AppEntry {
 // Port buffer configuration (struct dcbnl_buffer).
 struct BufferConfig {
   PerPriority<uint8_t> prio2buffer{};
-  std::array<uint32_t, 8> buffer_size{};  // bytes
-  uint32_t total_size = 0;                // bytes, read-only
+  std::array<uint32_t, 8> buffer_size{}; // bytes
+  uint32_t total_size = 0;               // bytes, read-only
 };
 
 // Per-TC transmit rate limit (struct ieee_maxrate), in the kernel's unit: kbit/s
@@ -84,10 +84,10 @@ struct MaxRate {
 struct DcbState {
   std::optional<PfcConfig> pfc;
   std::optional<EtsConfig> ets;
-  std::vector<AppEntry> apps;  // sorted
+  std::vector<AppEntry> apps; // sorted
   std::optional<BufferConfig> buffer;
   std::optional<MaxRate> maxrate;
-  std::optional<uint8_t> dcbx;  // DCB_CAP_DCBX_* flags
+  std::optional<uint8_t> dcbx; // DCB_CAP_DCBX_* flags
   // What the link partner (switch) advertised over LLDP/DCBX, when known.
   std::optional<PfcConfig> peer_pfc;
   std::optional<EtsConfig> peer_ets;
@@ -103,7 +103,7 @@ struct DcbChange {
   std::optional<BufferConfig> buffer;
   std::vector<AppEntry> app_add;
   std::vector<AppEntry> app_del;
-  std::optional<uint8_t> dcbx;  // DCB_CMD_SDCBX
+  std::optional<uint8_t> dcbx; // DCB_CMD_SDCBX
   bool empty() const {
     return !pfc && !ets && !maxrate && !buffer && app_add.empty() && app_del.empty() && !dcbx;
   }

@@ -13,10 +13,10 @@
 
 namespace fabric::pfc::format {
 
-std::string_view tsa_name(uint8_t tsa);          // strict, cbs, ets, vendor
+std::string_view tsa_name(uint8_t tsa); // strict, cbs, ets, vendor
 std::optional<uint8_t> parse_tsa(std::string_view name);
-std::string_view selector_key(uint8_t selector);  // dscp_prio, ethtype_prio, ...
-std::string dcbx_mode(uint8_t flags);  // "host ieee", "lld-managed cee", ...
+std::string_view selector_key(uint8_t selector); // dscp_prio, ethtype_prio, ...
+std::string dcbx_mode(uint8_t flags);            // "host ieee", "lld-managed cee", ...
 
 // "0:off 1:off 2:off 3:on ..." for a bitmask over the 8 priorities.
 std::string prio_bits(uint8_t mask);

@@ -24,7 +24,7 @@ using MsgPtr = std::unique_ptr<nl_msg, decltype(&nlmsg_free)>;
 // kernel's errno from NLMSG_ERROR.
 struct Exchange {
   int kernel_errno = 0;
-  std::vector<uint8_t> reply;  // the reply's netlink message, whole
+  std::vector<uint8_t> reply; // the reply's netlink message, whole
 };
 
 Result<MsgPtr> new_request(int type, uint8_t cmd, const std::string& dev) {
@@ -72,10 +72,9 @@ Result<Exchange> exchange(nl_msg* msg, const std::string& what) {
 
 Error dcb_error(Error e, const std::string& dev) {
   if (e.sys_errno() == EOPNOTSUPP) {
-    return std::move(e)
-        .with_context(dev)
-        .with_hint(dev + " does not support DCB (its driver has no dcbnl ops; software "
-                         "devices such as veth never do)");
+    return std::move(e).with_context(dev).with_hint(
+        dev + " does not support DCB (its driver has no dcbnl ops; software "
+              "devices such as veth never do)");
   }
   if (e.sys_errno() == ENODEV) return std::move(e).with_context("no network device " + dev);
   if (e.sys_errno() == EPERM) {
@@ -89,7 +88,7 @@ Result<std::vector<AppEntry>> decode_app_table(nlattr* table, const char* name) 
   nlattr* entry;
   int rem;
   nla_for_each_nested(entry, table, rem) {
-    if (nla_type(entry) != DCB_ATTR_IEEE_APP) continue;  // e.g. DCB_ATTR_DCB_APP_TRUST
+    if (nla_type(entry) != DCB_ATTR_IEEE_APP) continue; // e.g. DCB_ATTR_DCB_APP_TRUST
     FABRIC_ASSIGN_OR_RETURN(AppEntry app, codec::decode_app(nla_data(entry), nla_len(entry), name));
     apps.push_back(app);
   }
@@ -114,7 +113,9 @@ Result<DcbState> decode_state(const nlmsghdr* hdr) {
   if (int rc = nla_parse_nested(ieee, DCB_ATTR_IEEE_MAX, tb[DCB_ATTR_IEEE], nullptr); rc < 0) {
     return netlink::from_nl_error(rc, "parsing DCB_ATTR_IEEE");
   }
-  auto payload = [](nlattr* a) { return std::pair{nla_data(a), static_cast<std::size_t>(nla_len(a))}; };
+  auto payload = [](nlattr* a) {
+    return std::pair{nla_data(a), static_cast<std::size_t>(nla_len(a))};
+  };
   if (nlattr* a = ieee[DCB_ATTR_IEEE_PFC]) {
     auto [d, n] = payload(a);
     FABRIC_ASSIGN_OR_RETURN(state.pfc, codec::decode_pfc(d, n, "DCB_ATTR_IEEE_PFC"));
@@ -168,8 +169,7 @@ Result<void> check_inband_status(const Exchange& ex, int attribute, const std::s
   return Error::from_errno(err, what, "the kernel accepted the message but the driver failed it");
 }
 
-template <typename Struct>
-bool put_struct(nl_msg* msg, int type, const Struct& s) {
+template <typename Struct> bool put_struct(nl_msg* msg, int type, const Struct& s) {
   return nla_put(msg, type, sizeof s, &s) == 0;
 }
 
@@ -190,8 +190,10 @@ Result<MsgPtr> build_ieee_message(const std::string& dev, uint8_t cmd, const Dcb
   FABRIC_ASSIGN_OR_RETURN(MsgPtr msg, new_request(RTM_SETDCB, cmd, dev));
   nlattr* ieee = nla_nest_start(msg.get(), DCB_ATTR_IEEE);
   bool ok = ieee != nullptr;
-  if (ok && change.ets) ok = put_struct(msg.get(), DCB_ATTR_IEEE_ETS, codec::to_kernel(*change.ets));
-  if (ok && change.pfc) ok = put_struct(msg.get(), DCB_ATTR_IEEE_PFC, codec::to_kernel(*change.pfc));
+  if (ok && change.ets)
+    ok = put_struct(msg.get(), DCB_ATTR_IEEE_ETS, codec::to_kernel(*change.ets));
+  if (ok && change.pfc)
+    ok = put_struct(msg.get(), DCB_ATTR_IEEE_PFC, codec::to_kernel(*change.pfc));
   if (ok && change.maxrate) {
     ok = put_struct(msg.get(), DCB_ATTR_IEEE_MAXRATE, codec::to_kernel(*change.maxrate));
   }
@@ -213,8 +215,8 @@ public:
     if (ex->reply.empty()) {
       return Error(ErrorCode::kSystem, "DCB_CMD_IEEE_GET", "the kernel sent no reply");
     }
-    FABRIC_ASSIGN_OR_RETURN(
-        DcbState state, decode_state(reinterpret_cast<const nlmsghdr*>(ex->reply.data())));
+    FABRIC_ASSIGN_OR_RETURN(DcbState state,
+                            decode_state(reinterpret_cast<const nlmsghdr*>(ex->reply.data())));
     if (!state.dcbx) {
       // Older kernels put DCBX only in its own command's reply.
       auto dcbx = read_dcbx(dev);
@@ -229,8 +231,8 @@ public:
     if (!change.app_del.empty()) {
       FABRIC_TRY(ieee_command(dev, DCB_CMD_IEEE_DEL, DcbChange{}, change.app_del));
     }
-    bool has_set = change.pfc || change.ets || change.maxrate || change.buffer ||
-                   !change.app_add.empty();
+    bool has_set =
+        change.pfc || change.ets || change.maxrate || change.buffer || !change.app_add.empty();
     if (has_set) FABRIC_TRY(ieee_command(dev, DCB_CMD_IEEE_SET, change, change.app_add));
     if (change.dcbx) FABRIC_TRY(set_dcbx(dev, *change.dcbx));
     return Ok();
@@ -299,8 +301,7 @@ std::unique_ptr<DcbDevice> make_netlink_dcb_device() {
   return std::make_unique<NetlinkDcbDevice>();
 }
 
-Result<void> watch_dcb(const std::string& dev,
-                       const std::function<bool(const DcbEvent&)>& on_event,
+Result<void> watch_dcb(const std::string& dev, const std::function<bool(const DcbEvent&)>& on_event,
                        const std::function<bool()>& keep_going,
                        std::chrono::milliseconds poll_interval) {
   FABRIC_ASSIGN_OR_RETURN(auto sock, netlink::connect_route());

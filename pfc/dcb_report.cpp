@@ -38,7 +38,8 @@ void app_text(std::string& out, const char* label, const std::vector<AppEntry>& 
 template <typename T, std::size_t N>
 void json_array(json::Writer& w, std::string_view key, const std::array<T, N>& values) {
   w.key(key).begin_array();
-  for (const auto& v : values) w.value(static_cast<uint64_t>(v));
+  for (const auto& v : values)
+    w.value(static_cast<uint64_t>(v));
   w.end_array();
 }
 
@@ -48,7 +49,8 @@ void pfc_json(json::Writer& w, const PfcConfig& pfc) {
       .field("macsec_bypass", pfc.mbc != 0)
       .field("delay", unsigned{pfc.delay});
   w.key("prio_pfc").begin_object();
-  for (int p = 0; p < kPriorities; ++p) w.field(std::to_string(p), (pfc.pfc_en >> p & 1) != 0);
+  for (int p = 0; p < kPriorities; ++p)
+    w.field(std::to_string(p), (pfc.pfc_en >> p & 1) != 0);
   w.end_object();
   json_array(w, "requests", pfc.requests);
   json_array(w, "indications", pfc.indications);
@@ -57,7 +59,8 @@ void pfc_json(json::Writer& w, const PfcConfig& pfc) {
 
 void tsa_json(json::Writer& w, std::string_view key, const PerTc<uint8_t>& tsa) {
   w.key(key).begin_array();
-  for (uint8_t t : tsa) w.value(format::tsa_name(t));
+  for (uint8_t t : tsa)
+    w.value(format::tsa_name(t));
   w.end_array();
 }
 
@@ -91,26 +94,33 @@ void app_json(json::Writer& w, const std::vector<AppEntry>& apps) {
 template <typename T, typename Fn>
 void optional_json(json::Writer& w, std::string_view key, const std::optional<T>& value, Fn fn) {
   w.key(key);
-  if (value) fn(w, *value);
-  else w.null();
+  if (value)
+    fn(w, *value);
+  else
+    w.null();
 }
 
 } // namespace
 
 std::string render_state_text(const std::string& dev, const DcbState& state) {
-  std::string out = dev + ": DCBX " + (state.dcbx ? format::dcbx_mode(*state.dcbx) : "unknown") +
-                    "\n";
-  if (state.pfc) pfc_text(out, "  pfc:", *state.pfc);
-  else out += "  pfc: not reported by the device\n";
-  if (state.ets) ets_text(out, "  ets:", *state.ets);
-  else out += "  ets: not reported by the device\n";
+  std::string out =
+      dev + ": DCBX " + (state.dcbx ? format::dcbx_mode(*state.dcbx) : "unknown") + "\n";
+  if (state.pfc)
+    pfc_text(out, "  pfc:", *state.pfc);
+  else
+    out += "  pfc: not reported by the device\n";
+  if (state.ets)
+    ets_text(out, "  ets:", *state.ets);
+  else
+    out += "  ets: not reported by the device\n";
   app_text(out, "  app:", state.apps);
   if (state.buffer) {
     out += "  buffer: total-size " + std::to_string(state.buffer->total_size) + "\n";
     out += "    prio-buffer " + format::indexed(state.buffer->prio2buffer) + "\n";
     out += "    buffer-size " + format::indexed(state.buffer->buffer_size) + "\n";
   }
-  if (state.maxrate) out += "  maxrate: tc-maxrate " + format::indexed(state.maxrate->tc_maxrate) + "\n";
+  if (state.maxrate)
+    out += "  maxrate: tc-maxrate " + format::indexed(state.maxrate->tc_maxrate) + "\n";
   if (state.peer_pfc) pfc_text(out, "  peer pfc:", *state.peer_pfc);
   if (state.peer_ets) ets_text(out, "  peer ets:", *state.peer_ets);
   if (!state.peer_apps.empty()) app_text(out, "  peer app:", state.peer_apps);
@@ -121,8 +131,10 @@ std::string render_state_json(const std::string& dev, const DcbState& state) {
   json::Writer w;
   w.begin_object().field("schema_version", json::kSchemaVersion).field("device", dev);
   w.key("dcbx");
-  if (state.dcbx) w.value(format::dcbx_mode(*state.dcbx));
-  else w.null();
+  if (state.dcbx)
+    w.value(format::dcbx_mode(*state.dcbx));
+  else
+    w.null();
   optional_json(w, "pfc", state.pfc, pfc_json);
   optional_json(w, "ets", state.ets, ets_json);
   w.key("app");

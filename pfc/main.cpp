@@ -1,5 +1,6 @@
 // fabric-pfc: lossless Ethernet for RoCE over DCB netlink. This file parses arguments and
 // renders; the work is in the fabric_pfc library.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -7,15 +8,22 @@
 #include <string>
 
 #include "common/cli.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "pfc/apply.h"
 #include "pfc/dcb_netlink.h"
 #include "pfc/dcb_report.h"
+#include "pfc/profile.h"
+#include "pfc/set_request.h"
 
 namespace {
 
 constexpr const char* kProgram = "fabric-pfc";
 
 std::atomic<bool> g_stop{false};
-extern "C" void request_stop(int) { g_stop = true; }
+extern "C" void request_stop(int) {
+  g_stop = true;
+}
 
 struct ShowOptions {
   std::string dev;
@@ -25,8 +33,118 @@ struct ShowOptions {
 struct WatchOptions {
   std::string dev;
   bool json = false;
-  int count = 0;  // stop after this many events; 0 = until interrupted
+  int count = 0; // stop after this many events; 0 = until interrupted
 };
+
+enum class ProfileCommand { kPlan, kApply, kVerify };
+
+struct ProfileOptions {
+  std::vector<std::string> devs;
+  std::string profile;
+  std::string root = "/"; // where sysfs/configfs live; tests point it elsewhere
+  bool json = false;
+};
+
+struct SetOptions {
+  std::string dev;
+  bool json = false;
+  std::string root = "/";
+  fabric::pfc::SetRequest request;
+};
+
+// Several devices' JSON documents as one: {"schema_version", "profile", "devices": [...]}.
+std::string combine_json(const std::string& profile, const std::vector<std::string>& documents) {
+  rapidjson::Document out(rapidjson::kObjectType);
+  auto& alloc = out.GetAllocator();
+  out.AddMember("schema_version", fabric::json::kSchemaVersion, alloc);
+  out.AddMember("profile", rapidjson::Value(profile, alloc), alloc);
+  rapidjson::Value devices(rapidjson::kArrayType);
+  for (const auto& text : documents) {
+    auto doc = fabric::json::parse(text, "report");
+    rapidjson::Value copy;
+    if (doc.ok()) copy.CopyFrom(*doc, alloc);
+    devices.PushBack(copy, alloc);
+  }
+  out.AddMember("devices", devices, alloc);
+  return fabric::json::to_string(out, true) + "\n";
+}
+
+// Runs plan, apply or verify for every device. Exit status: the worst of the devices':
+// 2 for a kernel error, 3 for drift (verify) or a profile not fully applied (apply), 4 for
+// a device without DCB or a part the host does not expose.
+int run_profile(ProfileCommand command, const ProfileOptions& o) {
+  using namespace fabric::pfc;
+  auto profile = load_profile(o.profile);
+  if (!profile.ok()) return fabric::cli::fail(kProgram, profile.error());
+  std::vector<std::string> devs = o.devs.empty() ? profile->devices : o.devs;
+  if (devs.empty()) {
+    return fabric::cli::fail(kProgram,
+                             fabric::Error(fabric::ErrorCode::kInvalidArgument, "DEV",
+                                           "name a device, or list devices: in " + o.profile));
+  }
+  auto device = make_netlink_dcb_device();
+  HostKnobs knobs(o.root);
+  int worst = fabric::kExitOk;
+  std::vector<std::string> documents;
+  std::string text;
+  auto note = [&](int status) { worst = std::max(worst, status); };
+  for (const auto& dev : devs) {
+    if (command == ProfileCommand::kApply) {
+      auto report = apply_profile(*device, knobs, dev, profile->config);
+      if (!report.ok()) {
+        note(fabric::cli::fail(kProgram, report.error()));
+        continue;
+      }
+      if (o.json)
+        documents.push_back(render_apply_json(*report));
+      else
+        text += render_apply_text(*report);
+      if (report->dcb_write_error)
+        note(fabric::kExitSystem);
+      else if (!report->fully_applied())
+        note(fabric::kExitBelowThreshold);
+      continue;
+    }
+    auto plan = verify_profile(*device, knobs, dev, profile->config);
+    if (!plan.ok()) {
+      note(fabric::cli::fail(kProgram, plan.error()));
+      continue;
+    }
+    if (o.json)
+      documents.push_back(render_plan_json(*plan));
+    else
+      text += render_plan_text(*plan);
+    if (command == ProfileCommand::kVerify) {
+      if (auto synced = require_in_sync(*plan); !synced.ok()) {
+        fabric::log::report_error(kProgram, synced.error());
+        note(fabric::exit_status_for(synced.error().code()));
+      }
+    }
+  }
+  std::string out = o.json ? combine_json(profile->name, documents) : text;
+  std::fputs(out.c_str(), stdout);
+  return worst;
+}
+
+int run_set(const SetOptions& o) {
+  using namespace fabric::pfc;
+  if (o.request.empty()) {
+    return fabric::cli::fail(kProgram, fabric::Error(fabric::ErrorCode::kInvalidArgument, "set",
+                                                     "nothing to change (see set --help)"));
+  }
+  auto device = make_netlink_dcb_device();
+  auto current = device->read(o.dev);
+  if (!current.ok()) return fabric::cli::fail(kProgram, current.error());
+  auto desired = desired_from_set(o.request, *current);
+  if (!desired.ok()) return fabric::cli::fail(kProgram, desired.error());
+  HostKnobs knobs(o.root);
+  auto report = apply_profile(*device, knobs, o.dev, *desired);
+  if (!report.ok()) return fabric::cli::fail(kProgram, report.error());
+  std::string out = o.json ? render_apply_json(*report) : render_apply_text(*report);
+  std::fputs(out.c_str(), stdout);
+  if (report->dcb_write_error) return fabric::kExitSystem;
+  return report->fully_applied() ? fabric::kExitOk : fabric::kExitBelowThreshold;
+}
 
 int run_show(const ShowOptions& o) {
   auto device = fabric::pfc::make_netlink_dcb_device();
@@ -42,7 +160,8 @@ int run_watch(const WatchOptions& o) {
   // A device that does not exist can never send an event: say so now rather than wait.
   if (!o.dev.empty() && if_nametoindex(o.dev.c_str()) == 0) {
     return fabric::cli::fail(
-        kProgram, fabric::Error::from_errno(ENODEV, "watch").with_context("no network device " + o.dev));
+        kProgram,
+        fabric::Error::from_errno(ENODEV, "watch").with_context("no network device " + o.dev));
   }
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
@@ -91,6 +210,40 @@ int main(int argc, char** argv) {
   cmd_show->add_option("DEV", show.dev, "Network device")->required();
   cmd_show->add_flag("--json", show.json, "Print JSON (iproute2 dcb -j key names)");
 
+  SetOptions set;
+  auto* cmd_set = app.add_subcommand(
+      "set", "Change PFC, ETS or DSCP mapping in place (read-modify-write, then read back)");
+  cmd_set->add_option("DEV", set.dev, "Network device")->required();
+  cmd_set->add_option("--prio-pfc", set.request.prio_pfc, "PRIO:on|off (PRIO may be 'all')");
+  cmd_set->add_option("--pfc-delay", set.request.pfc_delay, "PFC delay allowance, bit times");
+  cmd_set->add_option("--willing", set.request.ets_willing, "ETS willing: true or false");
+  cmd_set->add_option("--prio-tc", set.request.prio_tc, "PRIO:TC");
+  cmd_set->add_option("--tc-bw", set.request.tc_bw, "TC:PERCENT (ETS shares)");
+  cmd_set->add_option("--tc-tsa", set.request.tc_tsa, "TC:strict|cbs|ets|vendor");
+  cmd_set->add_option("--dscp-prio", set.request.dscp_prio, "DSCP:PRIO, added to the APP table");
+  cmd_set->add_flag("--json", set.json, "Print the apply report as JSON");
+
+  ProfileOptions profile;
+  struct {
+    ProfileCommand command;
+    const char* name;
+    const char* help;
+    CLI::App* app;
+  } profile_commands[] = {
+      {ProfileCommand::kPlan, "plan", "Show how devices differ from a profile; change nothing",
+       nullptr},
+      {ProfileCommand::kApply, "apply",
+       "Change only what differs from the profile, then read back and compare", nullptr},
+      {ProfileCommand::kVerify, "verify", "Exit 3 if any device drifted from the profile", nullptr},
+  };
+  for (auto& pc : profile_commands) {
+    pc.app = app.add_subcommand(pc.name, pc.help);
+    pc.app->add_option("DEV", profile.devs, "Network devices (default: the profile's devices)");
+    pc.app->add_option("-p,--profile", profile.profile, "Profile file (YAML or JSON)")->required();
+    pc.app->add_flag("--json", profile.json, "Print JSON");
+    pc.app->add_option("--root", profile.root, "Where /sys lives (default /)");
+  }
+
   WatchOptions watch;
   auto* cmd_watch = app.add_subcommand(
       "watch", "Report every DCB change made by anyone (lldpad, firmware DCBX, other tools)");
@@ -101,6 +254,10 @@ int main(int argc, char** argv) {
 
   if (auto status = fabric::cli::parse(app, kProgram, common, argc, argv)) return *status;
   if (cmd_show->parsed()) return run_show(show);
+  if (cmd_set->parsed()) return run_set(set);
+  for (const auto& pc : profile_commands) {
+    if (pc.app->parsed()) return run_profile(pc.command, profile);
+  }
   if (cmd_watch->parsed()) return run_watch(watch);
   return fabric::kExitUsage;
 }

@@ -21,8 +21,8 @@ struct DesiredConfig {
   // ETS.
   std::optional<bool> ets_willing;
   std::optional<PerPriority<uint8_t>> prio_tc;
-  std::optional<PerTc<uint8_t>> tc_bw;   // percent; ETS classes sum to 100
-  std::optional<PerTc<uint8_t>> tc_tsa;  // Tsa values
+  std::optional<PerTc<uint8_t>> tc_bw;  // percent; ETS classes sum to 100
+  std::optional<PerTc<uint8_t>> tc_tsa; // Tsa values
 
   // APP table: entries that must be present. With apps_exclusive, entries of the same
   // selectors that the profile does not list are removed (so "dscp 26 -> 3" cannot
@@ -33,7 +33,7 @@ struct DesiredConfig {
   // Buffers and rate limits.
   std::optional<PerPriority<uint8_t>> prio2buffer;
   std::optional<std::array<uint32_t, 8>> buffer_size;
-  std::optional<PerTc<uint64_t>> tc_maxrate;  // kbit/s, 0 = unlimited
+  std::optional<PerTc<uint64_t>> tc_maxrate; // kbit/s, 0 = unlimited
 
   // ECN/DCQCN: priorities with ECN enabled at the notification point (receiver, sends
   // CNPs) and the reaction point (sender, slows down), from
@@ -45,13 +45,13 @@ struct DesiredConfig {
   // device's traffic class. rdma_device defaults to the RDMA device on the netdev.
   std::optional<std::string> rdma_device;
   std::optional<uint8_t> cm_default_tos;
-  std::optional<std::string> cm_default_roce_mode;  // "IB/RoCE v1" or "RoCE v2"
+  std::optional<std::string> cm_default_roce_mode; // "IB/RoCE v1" or "RoCE v2"
   std::optional<uint8_t> rdma_traffic_class;
 };
 
 struct Profile {
-  std::string name;                  // optional "name:" or the file's name
-  std::vector<std::string> devices;  // netdevs this profile is for (may be empty)
+  std::string name;                 // optional "name:" or the file's name
+  std::vector<std::string> devices; // netdevs this profile is for (may be empty)
   DesiredConfig config;
 };
 

@@ -44,9 +44,8 @@ TEST_F(PfcNetns, LibraryWriteOnVethIsUnsupportedAndChangesNothing) {
   pfc::PfcConfig wanted;
   wanted.pfc_en = 1 << 3;
   change.pfc = wanted;
-  auto written = netns::run_in(ns_path_, [&] {
-    return pfc::make_netlink_dcb_device()->write(dev_, change);
-  });
+  auto written =
+      netns::run_in(ns_path_, [&] { return pfc::make_netlink_dcb_device()->write(dev_, change); });
   ASSERT_FALSE(written.ok());
   EXPECT_EQ(written.error().code(), ErrorCode::kUnsupported);
 }
@@ -64,6 +63,20 @@ TEST_F(PfcNetns, ShowOnVethSaysNoDcbSupportWithExit4) {
   }
 }
 
+TEST_F(PfcNetns, ApplyPlanVerifyAndSetOnVethChangeNothingAndExit4) {
+  const std::string profile = FABRIC_SOURCE_DIR "/deploy/pfc/roce-lossless.yaml";
+  for (const char* command : {"plan", "apply", "verify"}) {
+    auto r = pfc({command, dev_, "--profile", profile});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->exit_status, 4) << command << ": " << r->stderr_text;
+    EXPECT_NE(r->stderr_text.find("does not support DCB"), std::string::npos) << r->stderr_text;
+  }
+  auto set = pfc({"set", dev_, "--prio-pfc", "3:on"});
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->exit_status, 4) << set->stderr_text;
+  EXPECT_TRUE(set->stdout_text.empty());
+}
+
 TEST_F(PfcNetns, MissingDeviceIsENODEVWithExit2) {
   auto r = pfc({"show", "fk-no-such-dev"});
   ASSERT_TRUE(r.ok());
@@ -79,9 +92,9 @@ TEST_F(PfcNetns, MissingDeviceIsENODEVWithExit2) {
 TEST_F(PfcNetns, WatchStartsAndStopsCleanlyOnSigterm) {
   // timeout sends SIGTERM after 1 s; --preserve-status passes on fabric-pfc's own status,
   // which must be 0: it noticed the signal and left its poll loop.
-  auto r = run_subprocess({"ip", "netns", "exec", net_.ns_name("dcb"), "timeout",
-                           "--preserve-status", "-s", "TERM", "1", FABRIC_PFC_BINARY, "watch",
-                           dev_});
+  auto r =
+      run_subprocess({"ip", "netns", "exec", net_.ns_name("dcb"), "timeout", "--preserve-status",
+                      "-s", "TERM", "1", FABRIC_PFC_BINARY, "watch", dev_});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_status, 0) << r->stderr_text;
   EXPECT_NE(r->stderr_text.find("watching DCB changes on " + dev_), std::string::npos);
