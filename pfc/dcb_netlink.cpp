@@ -1,8 +1,10 @@
 #include "pfc/dcb_netlink.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <poll.h>
 
 #include <linux/dcbnl.h>
@@ -26,6 +28,24 @@ struct Exchange {
   int kernel_errno = 0;
   std::vector<uint8_t> reply; // the reply's netlink message, whole
 };
+
+using DcbAttrs = std::array<nlattr*, DCB_ATTR_MAX + 1>;
+
+// The top-level attributes of a DCB message, after its dcbmsg header.
+int parse_dcb_attrs(const nlmsghdr* hdr, DcbAttrs& tb) {
+  tb.fill(nullptr);
+  return nlmsg_parse(const_cast<nlmsghdr*>(hdr), sizeof(dcbmsg), tb.data(), DCB_ATTR_MAX, nullptr);
+}
+
+// The u8 attribute `type` of an exchange's reply; nullopt when there is no such reply.
+std::optional<uint8_t> reply_u8(const Exchange& ex, int type) {
+  if (ex.reply.empty()) return std::nullopt;
+  DcbAttrs tb;
+  if (parse_dcb_attrs(reinterpret_cast<const nlmsghdr*>(ex.reply.data()), tb) < 0 || !tb[type]) {
+    return std::nullopt;
+  }
+  return nla_get_u8(tb[type]);
+}
 
 Result<MsgPtr> new_request(int type, uint8_t cmd, const std::string& dev) {
   MsgPtr msg(nlmsg_alloc_simple(type, NLM_F_REQUEST), &nlmsg_free);
@@ -96,14 +116,24 @@ Result<std::vector<AppEntry>> decode_app_table(nlattr* table, const char* name) 
   return apps;
 }
 
+// Decodes one struct attribute, when present, into `out`.
+template <typename T>
+Result<void> decode_struct(nlattr* attr, std::optional<T>& out,
+                           Result<T> (*decode)(const void*, std::size_t, const char*),
+                           const char* name) {
+  if (attr == nullptr) return Ok();
+  FABRIC_ASSIGN_OR_RETURN(out,
+                          decode(nla_data(attr), static_cast<std::size_t>(nla_len(attr)), name));
+  return Ok();
+}
+
 } // namespace
 
 namespace detail {
 
 Result<DcbState> decode_state(const nlmsghdr* hdr) {
-  nlattr* tb[DCB_ATTR_MAX + 1] = {};
-  if (int rc = nlmsg_parse(const_cast<nlmsghdr*>(hdr), sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr);
-      rc < 0) {
+  DcbAttrs tb;
+  if (int rc = parse_dcb_attrs(hdr, tb); rc < 0) {
     return netlink::from_nl_error(rc, "parsing DCB reply");
   }
   DcbState state;
@@ -113,35 +143,20 @@ Result<DcbState> decode_state(const nlmsghdr* hdr) {
   if (int rc = nla_parse_nested(ieee, DCB_ATTR_IEEE_MAX, tb[DCB_ATTR_IEEE], nullptr); rc < 0) {
     return netlink::from_nl_error(rc, "parsing DCB_ATTR_IEEE");
   }
-  auto payload = [](nlattr* a) {
-    return std::pair{nla_data(a), static_cast<std::size_t>(nla_len(a))};
-  };
-  if (nlattr* a = ieee[DCB_ATTR_IEEE_PFC]) {
-    auto [d, n] = payload(a);
-    FABRIC_ASSIGN_OR_RETURN(state.pfc, codec::decode_pfc(d, n, "DCB_ATTR_IEEE_PFC"));
-  }
-  if (nlattr* a = ieee[DCB_ATTR_IEEE_ETS]) {
-    auto [d, n] = payload(a);
-    FABRIC_ASSIGN_OR_RETURN(state.ets, codec::decode_ets(d, n, "DCB_ATTR_IEEE_ETS"));
-  }
-  if (nlattr* a = ieee[DCB_ATTR_IEEE_MAXRATE]) {
-    auto [d, n] = payload(a);
-    FABRIC_ASSIGN_OR_RETURN(state.maxrate, codec::decode_maxrate(d, n, "DCB_ATTR_IEEE_MAXRATE"));
-  }
-  if (nlattr* a = ieee[DCB_ATTR_DCB_BUFFER]) {
-    auto [d, n] = payload(a);
-    FABRIC_ASSIGN_OR_RETURN(state.buffer, codec::decode_buffer(d, n, "DCB_ATTR_DCB_BUFFER"));
-  }
+  FABRIC_TRY(
+      decode_struct(ieee[DCB_ATTR_IEEE_PFC], state.pfc, codec::decode_pfc, "DCB_ATTR_IEEE_PFC"));
+  FABRIC_TRY(
+      decode_struct(ieee[DCB_ATTR_IEEE_ETS], state.ets, codec::decode_ets, "DCB_ATTR_IEEE_ETS"));
+  FABRIC_TRY(decode_struct(ieee[DCB_ATTR_IEEE_MAXRATE], state.maxrate, codec::decode_maxrate,
+                           "DCB_ATTR_IEEE_MAXRATE"));
+  FABRIC_TRY(decode_struct(ieee[DCB_ATTR_DCB_BUFFER], state.buffer, codec::decode_buffer,
+                           "DCB_ATTR_DCB_BUFFER"));
+  FABRIC_TRY(decode_struct(ieee[DCB_ATTR_IEEE_PEER_PFC], state.peer_pfc, codec::decode_pfc,
+                           "DCB_ATTR_IEEE_PEER_PFC"));
+  FABRIC_TRY(decode_struct(ieee[DCB_ATTR_IEEE_PEER_ETS], state.peer_ets, codec::decode_ets,
+                           "DCB_ATTR_IEEE_PEER_ETS"));
   if (nlattr* a = ieee[DCB_ATTR_IEEE_APP_TABLE]) {
     FABRIC_ASSIGN_OR_RETURN(state.apps, decode_app_table(a, "DCB_ATTR_IEEE_APP"));
-  }
-  if (nlattr* a = ieee[DCB_ATTR_IEEE_PEER_PFC]) {
-    auto [d, n] = payload(a);
-    FABRIC_ASSIGN_OR_RETURN(state.peer_pfc, codec::decode_pfc(d, n, "DCB_ATTR_IEEE_PEER_PFC"));
-  }
-  if (nlattr* a = ieee[DCB_ATTR_IEEE_PEER_ETS]) {
-    auto [d, n] = payload(a);
-    FABRIC_ASSIGN_OR_RETURN(state.peer_ets, codec::decode_ets(d, n, "DCB_ATTR_IEEE_PEER_ETS"));
   }
   if (nlattr* a = ieee[DCB_ATTR_IEEE_PEER_APP]) {
     FABRIC_ASSIGN_OR_RETURN(state.peer_apps, decode_app_table(a, "DCB_ATTR_IEEE_PEER_APP"));
@@ -157,14 +172,9 @@ using detail::decode_state;
 
 // Reads the one-byte in-band status of an IEEE set/del reply.
 Result<void> check_inband_status(const Exchange& ex, int attribute, const std::string& what) {
-  if (ex.reply.empty()) return Ok();
-  const auto* hdr = reinterpret_cast<const nlmsghdr*>(ex.reply.data());
-  nlattr* tb[DCB_ATTR_MAX + 1] = {};
-  if (nlmsg_parse(const_cast<nlmsghdr*>(hdr), sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0 ||
-      !tb[attribute]) {
-    return Ok();
-  }
-  int err = codec::errno_from_inband_status(nla_get_u8(tb[attribute]));
+  std::optional<uint8_t> status = reply_u8(ex, attribute);
+  if (!status) return Ok();
+  int err = codec::errno_from_inband_status(*status);
   if (err == 0) return Ok();
   return Error::from_errno(err, what, "the kernel accepted the message but the driver failed it");
 }
@@ -253,14 +263,9 @@ private:
   Result<uint8_t> read_dcbx(const std::string& dev) {
     FABRIC_ASSIGN_OR_RETURN(MsgPtr msg, new_request(RTM_GETDCB, DCB_CMD_GDCBX, dev));
     FABRIC_ASSIGN_OR_RETURN(Exchange ex, exchange(msg.get(), "DCB_CMD_GDCBX"));
-    nlattr* tb[DCB_ATTR_MAX + 1] = {};
-    const auto* hdr = reinterpret_cast<const nlmsghdr*>(ex.reply.data());
-    if (ex.reply.empty() ||
-        nlmsg_parse(const_cast<nlmsghdr*>(hdr), sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0 ||
-        !tb[DCB_ATTR_DCBX]) {
-      return Error(ErrorCode::kUnsupported, "DCB_CMD_GDCBX", "no DCBX mode reported");
-    }
-    return nla_get_u8(tb[DCB_ATTR_DCBX]);
+    std::optional<uint8_t> mode = reply_u8(ex, DCB_ATTR_DCBX);
+    if (!mode) return Error(ErrorCode::kUnsupported, "DCB_CMD_GDCBX", "no DCBX mode reported");
+    return *mode;
   }
 
   Result<void> set_dcbx(const std::string& dev, uint8_t mode) {
@@ -271,14 +276,9 @@ private:
     auto ex = exchange(msg.get(), "DCB_CMD_SDCBX");
     if (!ex.ok()) return dcb_error(std::move(ex).error(), dev);
     // SDCBX answers with DCB_ATTR_DCBX = 0 on success, 1 when the driver refused the mode.
-    if (!ex->reply.empty()) {
-      const auto* hdr = reinterpret_cast<const nlmsghdr*>(ex->reply.data());
-      nlattr* tb[DCB_ATTR_MAX + 1] = {};
-      if (nlmsg_parse(const_cast<nlmsghdr*>(hdr), sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) == 0 &&
-          tb[DCB_ATTR_DCBX] && nla_get_u8(tb[DCB_ATTR_DCBX]) != 0) {
-        return Error(ErrorCode::kUnsupported, "DCB_CMD_SDCBX",
-                     dev + " refused DCBX mode " + std::to_string(mode));
-      }
+    if (reply_u8(*ex, DCB_ATTR_DCBX).value_or(0) != 0) {
+      return Error(ErrorCode::kUnsupported, "DCB_CMD_SDCBX",
+                   dev + " refused DCBX mode " + std::to_string(mode));
     }
     return Ok();
   }
@@ -319,8 +319,8 @@ Result<void> watch_dcb(const std::string& dev, const std::function<bool(const Dc
     auto* c = static_cast<Context*>(arg);
     nlmsghdr* hdr = nlmsg_hdr(msg);
     if (hdr->nlmsg_type != RTM_GETDCB && hdr->nlmsg_type != RTM_SETDCB) return NL_SKIP;
-    nlattr* tb[DCB_ATTR_MAX + 1] = {};
-    if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0 || !tb[DCB_ATTR_IFNAME]) {
+    DcbAttrs tb;
+    if (parse_dcb_attrs(hdr, tb) < 0 || !tb[DCB_ATTR_IFNAME]) {
       return NL_SKIP;
     }
     DcbEvent event;

@@ -127,8 +127,8 @@ std::string render_state_text(const std::string& dev, const DcbState& state) {
   return out;
 }
 
-std::string render_state_json(const std::string& dev, const DcbState& state) {
-  json::Writer w;
+std::string render_state_json(const std::string& dev, const DcbState& state, bool pretty) {
+  json::Writer w(pretty);
   w.begin_object().field("schema_version", json::kSchemaVersion).field("device", dev);
   w.key("dcbx");
   if (state.dcbx)

@@ -20,6 +20,7 @@ std::string render_state_text(const std::string& dev, const DcbState& state);
 //  "maxrate": {"tc_maxrate": [8]},
 //  "peer": {"pfc": ..., "ets": ..., "app": ...}}
 // Attributes the device does not report are null.
-std::string render_state_json(const std::string& dev, const DcbState& state);
+// `pretty` false gives one line (for `watch --json`).
+std::string render_state_json(const std::string& dev, const DcbState& state, bool pretty = true);
 
 } // namespace fabric::pfc

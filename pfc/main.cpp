@@ -173,16 +173,7 @@ int run_watch(const WatchOptions& o) {
       [&](const fabric::pfc::DcbEvent& e) {
         std::string out;
         if (o.json) {
-          // One JSON document per line: compact the pretty report.
-          out = fabric::pfc::render_state_json(e.dev, e.state);
-          std::string line;
-          bool in_string = false;
-          for (char c : out) {
-            if (c == '"') in_string = !in_string;
-            if (!in_string && (c == '\n' || c == ' ')) continue;
-            line += c;
-          }
-          out = line + "\n";
+          out = fabric::pfc::render_state_json(e.dev, e.state, /*pretty=*/false);
         } else {
           out = "changed: " + fabric::pfc::render_state_text(e.dev, e.state);
         }
