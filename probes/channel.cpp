@@ -1,0 +1,133 @@
+#include "probes/channel.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/json.h"
+
+namespace fabric::probe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds left until `deadline`, at least 0, for poll().
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() < 0 ? 0 : static_cast<int>(left.count());
+}
+
+// Waits until `fd` is ready for `events`, or the deadline passes.
+Result<void> wait_ready(int fd, short events, Clock::time_point deadline, const std::string& peer,
+                        const char* what) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, remaining_ms(deadline));
+    if (n > 0) return Ok();
+    if (n == 0) {
+      return Error(ErrorCode::kTimeout, what, "no progress from " + peer + " before the deadline");
+    }
+    if (errno != EINTR) return Error::from_errno(errno, "poll", peer);
+  }
+}
+
+} // namespace
+
+Channel::Channel(UniqueFd fd, std::string peer_name)
+    : fd_(std::move(fd)), peer_name_(std::move(peer_name)) {}
+
+void Channel::close() {
+  if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
+}
+
+Result<void> Channel::write_all(const char* data, std::size_t size, Clock::time_point deadline) {
+  while (size > 0) {
+    // MSG_NOSIGNAL: a vanished peer is an EPIPE error, not a SIGPIPE that kills the agent.
+    ssize_t n = ::send(fd_.get(), data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      data += n;
+      size -= static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      FABRIC_TRY(wait_ready(fd_.get(), POLLOUT, deadline, peer_name_, "sending a message"));
+      continue;
+    }
+    return Error::from_errno(errno, "send", "to " + peer_name_);
+  }
+  return Ok();
+}
+
+Result<void> Channel::read_all(char* data, std::size_t size, Clock::time_point deadline,
+                               bool frame_start) {
+  std::size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::recv(fd_.get(), data + got, size - got, MSG_DONTWAIT);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      return Error(ErrorCode::kSystem, "receiving a message",
+                   "connection closed by " + peer_name_ +
+                       (frame_start && got == 0 ? "" : " in the middle of a message"));
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      FABRIC_TRY(wait_ready(fd_.get(), POLLIN, deadline, peer_name_, "receiving a message"));
+      continue;
+    }
+    return Error::from_errno(errno, "recv", "from " + peer_name_);
+  }
+  return Ok();
+}
+
+Result<void> Channel::send(std::string_view json_text, std::chrono::milliseconds timeout) {
+  if (json_text.size() > kMaxFrameBytes) {
+    return Error(ErrorCode::kInternal, "sending a message",
+                 "message of " + std::to_string(json_text.size()) + " bytes exceeds the limit");
+  }
+  auto deadline = Clock::now() + timeout;
+  uint32_t length = htonl(static_cast<uint32_t>(json_text.size()));
+  char header[4];
+  std::memcpy(header, &length, sizeof header);
+  FABRIC_TRY(write_all(header, sizeof header, deadline));
+  return write_all(json_text.data(), json_text.size(), deadline);
+}
+
+Result<std::string> Channel::receive_text(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  char header[4];
+  FABRIC_TRY(read_all(header, sizeof header, deadline, /*frame_start=*/true));
+  uint32_t length;
+  std::memcpy(&length, header, sizeof length);
+  length = ntohl(length);
+  if (length > kMaxFrameBytes) {
+    return Error(ErrorCode::kDecode, "receiving a message",
+                 "frame of " + std::to_string(length) + " bytes from " + peer_name_ +
+                     " exceeds the limit; is the peer a fabric-probe agent?");
+  }
+  std::string text(length, '\0');
+  FABRIC_TRY(read_all(text.data(), text.size(), deadline, /*frame_start=*/false));
+  return text;
+}
+
+Result<rapidjson::Document> Channel::receive(std::chrono::milliseconds timeout) {
+  FABRIC_ASSIGN_OR_RETURN(std::string text, receive_text(timeout));
+  return json::parse(text, "message from " + peer_name_);
+}
+
+Result<std::pair<Channel, Channel>> make_channel_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return Error::from_errno(errno, "socketpair");
+  }
+  return std::pair<Channel, Channel>{Channel(UniqueFd(fds[0]), "socketpair end 0"),
+                                     Channel(UniqueFd(fds[1]), "socketpair end 1")};
+}
+
+} // namespace fabric::probe
