@@ -9,7 +9,7 @@
 
 #include "common/json.h"
 
-namespace fabric::probe {
+namespace fabric::probes {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -130,4 +130,4 @@ Result<std::pair<Channel, Channel>> make_channel_pair() {
                                      Channel(UniqueFd(fds[1]), "socketpair end 1")};
 }
 
-} // namespace fabric::probe
+} // namespace fabric::probes

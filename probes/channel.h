@@ -16,7 +16,7 @@
 #include "common/fd.h"
 #include "common/result.h"
 
-namespace fabric::probe {
+namespace fabric::probes {
 
 // Frames larger than this are refused on both sides: a garbage length from a stranger on
 // the port must not make us allocate gigabytes.
@@ -56,4 +56,4 @@ private:
 // A connected pair of channels (socketpair), for tests and in-process use.
 Result<std::pair<Channel, Channel>> make_channel_pair();
 
-} // namespace fabric::probe
+} // namespace fabric::probes

@@ -9,7 +9,7 @@
 
 #include "probes/channel.h"
 
-namespace fabric::probe {
+namespace fabric::probes {
 namespace {
 
 using namespace std::chrono_literals;
@@ -74,4 +74,4 @@ TEST(ProbeChannel, MalformedJsonIsADecodeError) {
 }
 
 } // namespace
-} // namespace fabric::probe
+} // namespace fabric::probes

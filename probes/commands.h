@@ -1,0 +1,24 @@
+// fabric-probe's subcommands. Each one adds itself and its options to the CLI11 app and
+// returns the function main() calls when that subcommand was chosen; the function
+// returns the process exit status. One file per subcommand (cmd_<name>.cpp), each a thin
+// layer of argument parsing and rendering over the fabric_probes library.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace fabric::probes {
+
+inline constexpr const char* kProgram = "fabric-probe";
+
+using CommandRunner = std::function<int()>;
+
+struct Subcommand {
+  CLI::App* app;
+  CommandRunner run;
+};
+
+Subcommand add_devices_command(CLI::App& app);
+
+} // namespace fabric::probes
