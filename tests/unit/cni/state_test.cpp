@@ -1,0 +1,124 @@
+// Attachment state: what DEL and GC rely on after ADD, and what the exporter reads.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "cni/state.h"
+#include "common/atomic_file.h"
+
+namespace fabric::cni {
+namespace {
+
+class TempDir {
+public:
+  TempDir() {
+    char tmpl[] = "/tmp/fabric-cni-state-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+AttachmentRecord sample_record() {
+  AttachmentRecord r;
+  r.network = "roce";
+  r.container_id = "0123456789abcdef";
+  r.ifname = "net1";
+  r.netns = "/var/run/netns/pod";
+  r.pod_namespace = "training";
+  r.pod_name = "trainer-0";
+  r.pod_uid = "6f1c";
+  r.cni_version = "1.0.0";
+  r.parent_netdev = "ens1f0";
+  r.rdma_device = "mlx5_0";
+  r.pci_address = "0000:03:00.0";
+  r.mac = "02:00:00:00:00:01";
+  r.mtu = 9000;
+  r.ips = {"10.0.0.5/24", "fd00::5/64"};
+  r.gid_index = 3;
+  r.netconf = R"({"cniVersion":"1.0.0","name":"roce","type":"fabric-cni"})";
+  r.created_at = now_rfc3339();
+  return r;
+}
+
+TEST(CniState, RoundTripsEveryField) {
+  auto r = sample_record();
+  auto parsed = parse_record(render_record(r), "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->pod_namespace, "training");
+  EXPECT_EQ(parsed->pod_name, "trainer-0");
+  EXPECT_EQ(parsed->ips, r.ips);
+  EXPECT_EQ(parsed->gid_index, 3u);
+  EXPECT_EQ(parsed->netconf, r.netconf);
+  EXPECT_EQ(parsed->parent_netdev, "ens1f0");
+  EXPECT_EQ(parsed->mode, Mode::kShared);
+  EXPECT_EQ(parsed->mtu, 9000);
+}
+
+TEST(CniState, FilesAreRootOnlyAndRemovalIsIdempotent) {
+  TempDir dir;
+  StateStore store(dir.path());
+  auto r = sample_record();
+  ASSERT_TRUE(store.save(r).ok());
+  struct stat st {};
+  std::string path = store.record_path(r.network, r.container_id, r.ifname);
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((dir.path() + "/networks/roce").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  auto loaded = store.load(r.network, r.container_id, r.ifname);
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_TRUE(loaded->has_value());
+  EXPECT_EQ((*loaded)->container_id, r.container_id);
+
+  ASSERT_TRUE(store.remove(r.network, r.container_id, r.ifname).ok());
+  ASSERT_TRUE(store.remove(r.network, r.container_id, r.ifname).ok());
+  auto gone = store.load(r.network, r.container_id, r.ifname);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+}
+
+TEST(CniState, ListSkipsDamagedFilesAndTemporaries) {
+  TempDir dir;
+  StateStore store(dir.path());
+  auto a = sample_record();
+  auto b = sample_record();
+  b.container_id = "other";
+  ASSERT_TRUE(store.save(a).ok());
+  ASSERT_TRUE(store.save(b).ok());
+  std::ofstream(dir.path() + "/networks/roce/broken:net1.json") << "{ not json";
+  std::ofstream(dir.path() + "/networks/roce/x:net1.json.tmp.123") << "{}";
+  auto list = store.list("roce");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 2u);
+  auto none = store.list("other-network");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(CniState, RefusesAnotherSchemaVersion) {
+  std::string text = render_record(sample_record());
+  auto pos = text.find("\"schema_version\": 1");
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, 19, "\"schema_version\": 2");
+  auto parsed = parse_record(text, "state.json");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().code(), ErrorCode::kIncompatibleVersion);
+}
+
+TEST(CniState, DistinctAttachmentsNeverShareAFile) {
+  StateStore store("/s");
+  // '-' may appear in both a container ID and an interface name; ':' in neither.
+  EXPECT_NE(store.record_path("n", "a-b", "c"), store.record_path("n", "a", "b-c"));
+}
+
+} // namespace
+} // namespace fabric::cni
