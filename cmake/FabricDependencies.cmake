@@ -19,6 +19,7 @@ pkg_check_modules(LIBNL REQUIRED IMPORTED_TARGET libnl-3.0 libnl-route-3.0)
 set(FABRIC_HAVE_VERBS OFF)
 if(WITH_VERBS)
   pkg_check_modules(VERBS REQUIRED IMPORTED_TARGET libibverbs librdmacm)
+  pkg_check_modules(RDMACM REQUIRED IMPORTED_TARGET librdmacm)
   set(FABRIC_HAVE_VERBS ON)
 endif()
 

@@ -71,19 +71,22 @@ inline Result<void> Ok() {
 
 } // namespace fabric
 
-// Evaluates a Result-returning expression; on error returns that error from the
-// enclosing function (which must itself return some Result).
-#define FABRIC_TRY(expr)                                                                           \
-  do {                                                                                             \
-    auto fabric_try_result_ = (expr);                                                              \
-    if (!fabric_try_result_.ok()) return std::move(fabric_try_result_).error();                    \
-  } while (0)
-
 #define FABRIC_CONCAT_INNER(a, b) a##b
 #define FABRIC_CONCAT(a, b) FABRIC_CONCAT_INNER(a, b)
+
+// Evaluates a Result-returning expression; on error returns that error from the
+// enclosing function (which must itself return some Result). The temporary's name is
+// unique per expansion so that a FABRIC_TRY inside a lambda passed to another FABRIC_TRY
+// does not shadow the outer one.
+#define FABRIC_TRY(expr) FABRIC_TRY_IMPL(FABRIC_CONCAT(fabric_try_result_, __COUNTER__), expr)
+#define FABRIC_TRY_IMPL(tmp, expr)                                                                 \
+  do {                                                                                             \
+    auto tmp = (expr);                                                                             \
+    if (!tmp.ok()) return std::move(tmp).error();                                                  \
+  } while (0)
 // FABRIC_ASSIGN_OR_RETURN(auto x, make_x()) declares x from the value or returns the error.
 #define FABRIC_ASSIGN_OR_RETURN(decl, expr)                                                        \
-  FABRIC_ASSIGN_OR_RETURN_IMPL(FABRIC_CONCAT(fabric_result_, __LINE__), decl, expr)
+  FABRIC_ASSIGN_OR_RETURN_IMPL(FABRIC_CONCAT(fabric_result_, __COUNTER__), decl, expr)
 #define FABRIC_ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)                                              \
   auto tmp = (expr);                                                                               \
   if (!tmp.ok()) return std::move(tmp).error();                                                    \

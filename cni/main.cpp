@@ -1,0 +1,95 @@
+// fabric-cni: the CNI plugin binary. A runtime (libcni, through Multus) runs it with the
+// CNI_* environment and the network configuration on stdin; it answers on stdout with
+// exactly one JSON document and its exit status. Logs go to stderr and, when the
+// configuration names one, to logFile.
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cni/config.h"
+#include "cni/env.h"
+#include "cni/plugin.h"
+#include "common/build_info.h"
+#include "common/json.h"
+#include "common/log.h"
+
+namespace {
+
+// stderr shows warnings and errors (the runtime copies it into its own log); logFile,
+// when configured, gets everything at logLevel. Bad logging settings never fail the
+// command: they are reported on stderr and ignored.
+void configure_logging(std::string_view stdin_text) {
+  auto stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  stderr_sink->set_level(spdlog::level::warn);
+  auto logger = std::make_shared<spdlog::logger>("fabric-cni", stderr_sink);
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l fabric-cni[%P]: %v");
+  logger->set_level(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+
+  auto doc = fabric::json::parse(stdin_text, "network configuration");
+  if (!doc.ok() || !doc->IsObject()) return;
+  auto file = fabric::json::get_optional_string(*doc, "", "logFile");
+  auto level_name = fabric::json::get_optional_string(*doc, "", "logLevel");
+  auto level = spdlog::level::info;
+  if (level_name.ok() && *level_name) {
+    auto parsed = fabric::log::parse_level(**level_name);
+    if (parsed.ok()) level = *parsed;
+  }
+  if (file.ok() && *file && !(*file)->empty()) {
+    try {
+      auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(**file);
+      file_sink->set_level(level);
+      logger->sinks().push_back(file_sink);
+      // set_pattern applies to the sinks present: again, now that the file is one of them.
+      logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l fabric-cni[%P]: %v");
+      logger->set_level(std::min(level, spdlog::level::warn));
+      logger->flush_on(spdlog::level::trace);
+    } catch (const spdlog::spdlog_ex& e) {
+      logger->warn("logFile {}: {}", **file, e.what());
+    }
+  } else if (level_name.ok() && *level_name && level < spdlog::level::warn) {
+    // No file: an explicit logLevel below warn makes stderr more verbose instead.
+    stderr_sink->set_level(level);
+    logger->set_level(level);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // A person at a shell gets a pointer to the runtime contract, not a hang on stdin.
+  if (argc > 1) {
+    std::string arg = argv[1];
+    if (arg == "--version") {
+      std::fputs(fabric::version_text("fabric-cni").c_str(), stdout);
+      return 0;
+    }
+    std::fputs("fabric-cni is a CNI plugin: a container runtime runs it with CNI_COMMAND and "
+               "the other CNI_* variables set and the network configuration on stdin.\n"
+               "Usage: CNI_COMMAND=VERSION fabric-cni </dev/null\n"
+               "See cni/README.md for the configuration keys.\n",
+               arg == "--help" || arg == "-h" ? stdout : stderr);
+    return arg == "--help" || arg == "-h" ? 0 : 1;
+  }
+
+  std::string stdin_text((std::istreambuf_iterator<char>(std::cin)),
+                         std::istreambuf_iterator<char>());
+  configure_logging(stdin_text);
+
+  fabric::cni::PluginOutput out;
+  auto env = fabric::cni::read_process_env();
+  if (!env.ok()) {
+    out = fabric::cni::environment_error(env.error(), stdin_text);
+  } else {
+    out = fabric::cni::run_plugin(*env, stdin_text, fabric::cni::PluginContext{});
+  }
+  std::fputs(out.stdout_text.c_str(), stdout);
+  std::fflush(stdout);
+  spdlog::shutdown();
+  return out.exit_status;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# cni_add_del.sh - ADD+DEL wall time of fabric-cni against the reference macvlan plugin.
+#
+# Both plugins get the same parent (a veth end in a throw-away "host" namespace), the same
+# host-local IPAM and the same pod namespace; runs alternate (reference, fabric-cni,
+# reference, ...) so that drift in machine load hits both alike. Also timed: host-local's
+# own ADD+DEL, which both plugins pay. Prints medians and the ratio.
+#
+#   scripts/bench/cni_add_del.sh [ITERATIONS] [FABRIC_CNI_BINARY]
+# Needs root (namespaces) and containernetworking-plugins (/usr/lib/cni).
+set -euo pipefail
+
+ITERATIONS=${1:-200}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FABRIC_CNI=$(realpath "${2:-$ROOT/build/release/cni/fabric-cni}")
+PLUGINS=${CNI_PLUGIN_DIR:-/usr/lib/cni}
+for tool in "$FABRIC_CNI" "$PLUGINS/macvlan" "$PLUGINS/host-local"; do
+  [[ -x $tool ]] || { echo "cni_add_del.sh: $tool is missing (scripts/setup.sh, scripts/build.sh)" >&2; exit 2; }
+done
+
+TAG=fkbench$$
+WORK=$(mktemp -d)
+cleanup() {
+  ip netns del "${TAG}h" 2>/dev/null || true
+  ip netns del "${TAG}p" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+ip netns add "${TAG}h"
+ip netns add "${TAG}p"
+ip -n "${TAG}h" link add p0 type veth peer name p1
+ip -n "${TAG}h" link set p0 up
+ip -n "${TAG}h" link set p1 up
+
+ipam='"ipam": {"type": "host-local", "subnet": "10.123.0.0/16", "dataDir": "'$WORK'/ipam"}'
+echo '{"cniVersion": "1.0.0", "name": "bench", "type": "macvlan", "master": "p0", '"$ipam"'}' \
+  >"$WORK/macvlan.json"
+echo '{"cniVersion": "1.0.0", "name": "bench", "type": "fabric-cni", "master": "p0",
+  "gidCheck": "off", "stateDir": "'$WORK'/state", '"$ipam"'}' >"$WORK/fabric.json"
+echo '{"cniVersion": "1.0.0", "name": "bench", '"$ipam"'}' >"$WORK/ipam.json"
+
+# The timed loop runs inside the host namespace, so `ip netns exec` is not in the numbers.
+ip netns exec "${TAG}h" bash -s "$ITERATIONS" "$FABRIC_CNI" "$PLUGINS" "$WORK" "${TAG}p" <<'INNER'
+set -euo pipefail
+iterations=$1 fabric=$2 plugins=$3 work=$4 pod=$5
+export CNI_PATH=$plugins CNI_NETNS=/var/run/netns/$pod CNI_IFNAME=net1
+export CNI_ARGS="IgnoreUnknown=true;K8S_POD_NAMESPACE=bench;K8S_POD_NAME=p"
+
+# One ADD+DEL of `binary` with `config`; prints microseconds.
+add_del() {
+  local binary=$1 config=$2 id=$3 start end
+  start=$EPOCHREALTIME
+  CNI_COMMAND=ADD CNI_CONTAINERID=$id "$binary" <"$config" >/dev/null
+  CNI_COMMAND=DEL CNI_CONTAINERID=$id "$binary" <"$config" >/dev/null
+  end=$EPOCHREALTIME
+  echo $(( (${end/./} - ${start/./}) ))
+}
+median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+# Warm-up: page cache, host-local's data directory.
+add_del "$plugins/macvlan" "$work/macvlan.json" warm >/dev/null
+add_del "$fabric" "$work/fabric.json" warm >/dev/null
+for ((i = 0; i < iterations; i++)); do
+  add_del "$plugins/macvlan" "$work/macvlan.json" ref$i >>"$work/ref.us"
+  add_del "$fabric" "$work/fabric.json" fab$i >>"$work/fab.us"
+  add_del "$plugins/host-local" "$work/ipam.json" ipam$i >>"$work/ipam.us"
+done
+ref=$(median <"$work/ref.us") fab=$(median <"$work/fab.us") ipam=$(median <"$work/ipam.us")
+awk -v r="$ref" -v f="$fab" -v i="$ipam" -v n="$iterations" 'BEGIN {
+  printf "ADD+DEL, median of %d alternating runs (same parent, same host-local IPAM)\n", n
+  printf "  reference macvlan plugin: %7.2f ms\n", r / 1000
+  printf "  fabric-cni:               %7.2f ms\n", f / 1000
+  printf "  host-local alone:         %7.2f ms  (paid by both)\n", i / 1000
+  printf "  fabric-cni / reference:   %7.2f\n", f / r
+  printf "  own work (minus IPAM):    fabric-cni %.2f ms, reference %.2f ms\n", (f - i) / 1000, (r - i) / 1000
+}'
+INNER

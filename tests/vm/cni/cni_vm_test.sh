@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# vm tier: fabric-cni on a real soft-RoCE device, run inside a lab VM by
+#   scripts/lab.sh -- tests/vm/cni/cni_vm_test.sh build/release/cni/fabric-cni
+# The VM has rxe0 on eth0 (10.77.0.10/24). Checks:
+#   shared mode   - the pod gets its macvlan, and the RoCE v2 GID for the pod's address
+#                   appears on rxe0 with the pod's interface as netdev, at the index the
+#                   plugin reports; DEL removes interface and GID.
+#   exclusive     - with the RDMA subsystem in exclusive netns mode, moving rxe0 into
+#                   the pod either works (and DEL brings it back) or is refused by the
+#                   kernel with a clear error and nothing moved: eth0 keeps its name,
+#                   address and state.
+#   refusal       - exclusive mode while the RDMA netns mode is shared fails before
+#                   touching anything, naming the mode.
+set -euo pipefail
+
+CNI=$(realpath "${1:?usage: cni_vm_test.sh FABRIC_CNI_BINARY}")
+WORK=$(mktemp -d)
+failures=0
+cleanup() {
+  ip netns del fkpod1 2>/dev/null || true
+  ip netns del fkpod2 2>/dev/null || true
+  rdma system set netns shared 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; failures=$((failures + 1)); }
+
+# run_cni COMMAND NETNS IFNAME CONFIG_FILE -> stdout in $WORK/out, status in $rc
+run_cni() {
+  rc=0
+  CNI_COMMAND=$1 CNI_CONTAINERID=vmtest-$2 CNI_NETNS=/var/run/netns/$2 CNI_IFNAME=$3 \
+    CNI_PATH=/usr/lib/cni CNI_ARGS="IgnoreUnknown=true;K8S_POD_NAMESPACE=lab;K8S_POD_NAME=$2" \
+    "$CNI" <"$4" >"$WORK/out" 2>"$WORK/err" || rc=$?
+}
+
+# --- shared mode on rxe0 ----------------------------------------------------------------
+ip netns add fkpod1
+cat >"$WORK/shared.json" <<JSON
+{"cniVersion": "1.1.0", "name": "roce", "type": "fabric-cni", "rdmaDevice": "rxe0",
+ "gidCheck": "require", "gidTimeoutMs": 10000, "stateDir": "$WORK/state",
+ "ipam": {"type": "static", "addresses": [{"address": "10.77.0.200/24"}]},
+ "runtimeConfig": {"CNIDeviceInfoFile": "$WORK/devinfo.json"}}
+JSON
+run_cni ADD fkpod1 net1 "$WORK/shared.json"
+if [[ $rc == 0 ]]; then pass "shared ADD on rxe0"; else fail "shared ADD: $(cat "$WORK/out" "$WORK/err")"; fi
+cp "$WORK/out" "$WORK/add-result.json"
+
+if ip -n fkpod1 -o -4 addr show dev net1 | grep -q '10.77.0.200/24'; then
+  pass "the pod has net1 with 10.77.0.200/24"
+else
+  fail "net1 in the pod: $(ip -n fkpod1 addr)"
+fi
+
+state="$WORK/state/networks/roce/vmtest-fkpod1:net1.json"
+index=$(jq -r '.gid_index' "$state" 2>/dev/null || echo null)
+reported=$(jq -r '.interfaces[0].gid_index // empty' "$WORK/add-result.json" 2>/dev/null || true)
+ports=/sys/class/infiniband/rxe0/ports/1
+if [[ $index != null ]] &&
+   [[ $(cat "$ports/gids/$index") == "0000:0000:0000:0000:0000:ffff:0a4d:00c8" ]] &&
+   [[ $(cat "$ports/gid_attrs/ndevs/$index") == net1 ]] &&
+   [[ $(cat "$ports/gid_attrs/types/$index") == "RoCE v2" ]]; then
+  pass "RoCE v2 GID ::ffff:10.77.0.200 on rxe0 at index $index with netdev net1"
+else
+  fail "GID at recorded index '$index': $(cat "$ports/gids/$index" "$ports/gid_attrs/ndevs/$index" 2>&1)"
+fi
+if [[ -z $reported || $reported == "$index" ]]; then
+  pass "the result reports the same GID index (${reported:-not in this result version})"
+else
+  fail "result reports GID index $reported, state and sysfs say $index"
+fi
+if [[ $(jq -r '.pci["rdma-device"]' "$WORK/devinfo.json" 2>/dev/null) == rxe0 ]]; then
+  pass "device-info names rdma-device rxe0"
+else
+  fail "device-info: $(cat "$WORK/devinfo.json" 2>&1)"
+fi
+
+jq --slurpfile prev "$WORK/add-result.json" '. + {prevResult: $prev[0]}' \
+  "$WORK/shared.json" >"$WORK/check.json"
+run_cni CHECK fkpod1 net1 "$WORK/check.json"
+if [[ $rc == 0 ]]; then pass "CHECK passes, GID included"; else fail "CHECK: $(cat "$WORK/out")"; fi
+
+run_cni DEL fkpod1 net1 "$WORK/shared.json"
+gid_gone=1
+for n in $(ls "$ports/gid_attrs/ndevs"); do
+  [[ $(cat "$ports/gid_attrs/ndevs/$n" 2>/dev/null) == net1 ]] && gid_gone=0
+done
+if [[ $rc == 0 ]] && ! ip -n fkpod1 link show net1 >/dev/null 2>&1 && [[ $gid_gone == 1 ]] &&
+   [[ ! -e $state ]] && [[ ! -e $WORK/devinfo.json ]]; then
+  pass "DEL removes interface, GID, state and device-info"
+else
+  fail "DEL (rc=$rc): $(cat "$WORK/out") gid_gone=$gid_gone"
+fi
+
+# A GID that cannot appear: gidTimeoutMs elapses under "require" and ADD leaves nothing.
+jq '.gidTimeoutMs = 300 | .master = "eth0" | del(.rdmaDevice) |
+    .ipam.addresses[0].address = "fd00::5/64"' "$WORK/shared.json" >"$WORK/v6only.json"
+run_cni ADD fkpod1 net1 "$WORK/v6only.json"
+if [[ $rc == 0 ]]; then
+  # IPv6-only: no RoCE v2 ::ffff: GID to check; ADD warns and succeeds.
+  run_cni DEL fkpod1 net1 "$WORK/v6only.json"
+  pass "IPv6-only pod: ADD succeeds without a GID to check"
+else
+  fail "IPv6-only ADD: $(cat "$WORK/out")"
+fi
+ip netns del fkpod1
+
+# --- exclusive mode ---------------------------------------------------------------------
+ip netns add fkpod2
+cat >"$WORK/exclusive.json" <<JSON
+{"cniVersion": "1.0.0", "name": "roce-x", "type": "fabric-cni", "mode": "exclusive",
+ "rdmaDevice": "rxe0", "stateDir": "$WORK/state",
+ "ipam": {"type": "static", "addresses": [{"address": "10.77.0.201/24"}]}}
+JSON
+run_cni ADD fkpod2 net1 "$WORK/exclusive.json"
+msg=$(jq -r .msg "$WORK/out" 2>/dev/null || cat "$WORK/out")
+if [[ $rc != 0 ]] && [[ $msg == *'namespace mode is "shared"'* ]] && ip link show eth0 >/dev/null 2>&1; then
+  pass "exclusive mode refused while the RDMA netns mode is shared; eth0 untouched"
+else
+  fail "exclusive under shared netns mode (rc=$rc): $(cat "$WORK/out")"
+fi
+ip netns del fkpod2
+
+# The mode can change only while no other network namespace exists.
+if rdma system set netns exclusive 2>"$WORK/err"; then
+  ip netns add fkpod2
+  addr_before=$(ip -o -4 addr show dev eth0 | awk '{print $4}')
+  run_cni ADD fkpod2 net1 "$WORK/exclusive.json"
+  if [[ $rc == 0 ]]; then
+    if ip netns exec fkpod2 rdma dev show | grep -q rxe0 && ! ip link show eth0 >/dev/null 2>&1; then
+      pass "exclusive ADD moved eth0 and rxe0 into the pod"
+    else
+      fail "exclusive ADD succeeded but the pod lacks rxe0 or the host kept eth0"
+    fi
+    run_cni DEL fkpod2 net1 "$WORK/exclusive.json"
+    if [[ $rc == 0 ]] && ip link show eth0 | grep -q 'state DOWN' && rdma dev show | grep -q rxe0; then
+      pass "exclusive DEL brought eth0 (down) and rxe0 back"
+    else
+      fail "exclusive DEL: $(cat "$WORK/out")"
+    fi
+  else
+    msg=$(jq -r .msg "$WORK/out" 2>/dev/null || cat "$WORK/out")
+    if ip link show eth0 >/dev/null 2>&1 && ip link show eth0 | grep -q 'state UP' &&
+       [[ $(ip -o -4 addr show dev eth0 | awk '{print $4}') == "$addr_before" ]] &&
+       rdma dev show | grep -q rxe0 && [[ $msg == *rxe0* ]]; then
+      pass "the kernel refused to move rxe0 ('$msg'); eth0 kept its name, address and state"
+    else
+      fail "exclusive refusal left changes behind or said too little: $msg"
+    fi
+  fi
+  ip netns del fkpod2
+  rdma system set netns shared
+else
+  fail "could not switch the RDMA netns mode to exclusive: $(cat "$WORK/err")"
+fi
+
+if [[ -n $(ls -A "$WORK/state/networks/roce" 2>/dev/null) || -n $(ls -A "$WORK/state/networks/roce-x" 2>/dev/null) ]]; then
+  fail "state left behind: $(ls "$WORK"/state/networks/*)"
+fi
+
+echo "$failures failure(s)"
+exit $((failures > 0))
