@@ -20,5 +20,11 @@ struct Subcommand {
 };
 
 Subcommand add_devices_command(CLI::App& app);
+Subcommand add_server_command(CLI::App& app);
+Subcommand add_tcp_command(CLI::App& app);
+Subcommand add_mesh_command(CLI::App& app);
+Subcommand add_bw_command(CLI::App& app);
+Subcommand add_lat_command(CLI::App& app);
+Subcommand add_lint_command(CLI::App& app);
 
 } // namespace fabric::probes

@@ -14,6 +14,12 @@ int main(int argc, char** argv) {
 
   std::vector<Subcommand> subcommands = {
       add_devices_command(app),
+      add_server_command(app),
+      add_tcp_command(app),
+      add_mesh_command(app),
+      add_bw_command(app),
+      add_lat_command(app),
+      add_lint_command(app),
   };
 
   if (auto status = fabric::cli::parse(app, kProgram, common, argc, argv)) return *status;

@@ -1,0 +1,625 @@
+#include "probes/agent.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "common/build_info.h"
+#include "common/json.h"
+#include "probes/tcp_socket.h"
+
+namespace fabric::probes {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// A hello is small; a bigger first frame is a stranger (HTTP, TLS) on the port.
+constexpr std::size_t kMaxHelloBytes = 64 * 1024;
+// Connections still in their handshake; past this many, new ones are closed at once.
+constexpr std::size_t kMaxPendingHandshakes = 256;
+// How long a refused client gets to read the refusal before its socket is closed.
+constexpr auto kLingerTime = 2s;
+// Sending the error that ends a failed session.
+constexpr auto kReplyTimeout = 2s;
+
+struct Pending {
+  UniqueFd fd;
+  std::string peer;
+  Clock::time_point deadline;
+  char header[4] = {};
+  std::size_t header_got = 0;
+  std::string body;
+  std::size_t body_got = 0;
+};
+
+struct Lingering {
+  UniqueFd fd;
+  Clock::time_point deadline;
+};
+
+enum class ReadState { kWaiting, kComplete, kClosed };
+
+// Reads what has arrived of the hello frame, never past its end: on a data connection
+// the test's raw bytes follow right behind it.
+Result<ReadState> read_hello(Pending& p) {
+  for (;;) {
+    char* dst;
+    std::size_t want;
+    if (p.header_got < sizeof p.header) {
+      dst = p.header + p.header_got;
+      want = sizeof p.header - p.header_got;
+    } else {
+      if (p.body_got == p.body.size()) return ReadState::kComplete;
+      dst = p.body.data() + p.body_got;
+      want = p.body.size() - p.body_got;
+    }
+    ssize_t n = ::recv(p.fd.get(), dst, want, MSG_DONTWAIT);
+    if (n == 0) return ReadState::kClosed;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return ReadState::kWaiting;
+      return Error::from_errno(errno, "recv", "from " + p.peer);
+    }
+    if (p.header_got < sizeof p.header) {
+      p.header_got += static_cast<std::size_t>(n);
+      if (p.header_got == sizeof p.header) {
+        uint32_t length;
+        std::memcpy(&length, p.header, sizeof length);
+        length = ntohl(length);
+        if (length > kMaxHelloBytes) {
+          return Error(ErrorCode::kDecode, "handshake",
+                       "first frame of " + std::to_string(length) + " bytes from " + p.peer +
+                           " exceeds the limit; the peer is not a fabric-probe client");
+        }
+        p.body.resize(length);
+      }
+    } else {
+      p.body_got += static_cast<std::size_t>(n);
+    }
+  }
+}
+
+std::string random_cookie() {
+  std::random_device device;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 8; ++i) {
+    uint32_t word = device();
+    for (int nibble = 0; nibble < 4; ++nibble) {
+      out += kHex[word & 0xf];
+      word >>= 4;
+    }
+  }
+  return out;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+} // namespace
+
+struct Agent::SessionRecord {
+  std::unique_ptr<AgentSession> session;
+  std::thread thread;
+  Clock::time_point started;
+  bool done = false; // guarded by Agent::mutex_
+};
+
+// --- AgentSession ---
+
+AgentSession::AgentSession(Agent& agent, Channel channel, std::string peer, std::string test)
+    : agent_(agent), channel_(std::move(channel)), peer_(std::move(peer)), test_(std::move(test)) {}
+
+AgentSession::~AgentSession() {
+  if (!cookie_.empty()) agent_.unregister_cookie(cookie_);
+}
+
+std::string AgentSession::accept_streams(std::size_t count) {
+  if (!cookie_.empty()) agent_.unregister_cookie(cookie_);
+  {
+    std::lock_guard lock(mutex_);
+    streams_.clear();
+    streams_.resize(count);
+    attached_ = 0;
+  }
+  cookie_ = agent_.register_cookie(*this);
+  return cookie_;
+}
+
+bool AgentSession::attach(std::size_t stream, UniqueFd fd) {
+  std::lock_guard lock(mutex_);
+  if (aborted_ || stream >= streams_.size() || streams_[stream]) return false;
+  streams_[stream] = std::move(fd);
+  ++attached_;
+  arrived_.notify_all();
+  return true;
+}
+
+Result<std::vector<int>> AgentSession::wait_streams(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  bool complete = arrived_.wait_for(
+      lock, timeout, [&] { return aborted_ || agent_.stop_ || attached_ == streams_.size(); });
+  if (aborted_ || agent_.stop_) {
+    return Error(ErrorCode::kSystem, "waiting for data connections", "the agent is stopping");
+  }
+  if (!complete) {
+    return Error(ErrorCode::kTimeout, "waiting for data connections",
+                 std::to_string(attached_) + " of " + std::to_string(streams_.size()) +
+                     " arrived from " + peer_ + " in time")
+        .with_hint("new connections to the agent's port may be blocked by a firewall");
+  }
+  std::vector<int> fds;
+  for (const auto& fd : streams_)
+    fds.push_back(fd.get());
+  lock.unlock();
+  agent_.unregister_cookie(cookie_);
+  return fds;
+}
+
+bool AgentSession::stop_requested() const {
+  return agent_.stop_.load();
+}
+
+void AgentSession::abort() {
+  std::lock_guard lock(mutex_);
+  aborted_ = true;
+  channel_.close();
+  for (const auto& fd : streams_) {
+    if (fd) ::shutdown(fd.get(), SHUT_RDWR);
+  }
+  arrived_.notify_all();
+}
+
+// --- Agent ---
+
+Agent::Agent(AgentOptions options) : options_(std::move(options)) {
+  if (options_.agent_text.empty()) options_.agent_text = first_line(version_text("fabric-probe"));
+  if (options_.hostname.empty()) options_.hostname = host_name();
+  register_session_test(kRunTest, [this](AgentSession& session, const rapidjson::Value& params) {
+    return run_delegated(session, params);
+  });
+}
+
+Agent::~Agent() {
+  request_stop();
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& record : sessions_) {
+      if (!record->done) record->session->abort();
+    }
+  }
+  reap_finished(/*wait_all=*/true);
+}
+
+void Agent::register_test(std::string name, TestHandler handler) {
+  register_session_test(
+      std::move(name),
+      [handler = std::move(handler)](AgentSession& session, const rapidjson::Value& params) {
+        return handler(session.channel(), params);
+      });
+}
+
+void Agent::register_session_test(std::string name, SessionHandler handler) {
+  for (auto& [n, h] : tests_) {
+    if (n == name) {
+      h = std::move(handler);
+      return;
+    }
+  }
+  tests_.emplace_back(std::move(name), std::move(handler));
+}
+
+void Agent::register_runner(std::string name, ClientRunner runner) {
+  for (auto& [n, r] : runners_) {
+    if (n == name) {
+      r = std::move(runner);
+      return;
+    }
+  }
+  runners_.emplace_back(std::move(name), std::move(runner));
+}
+
+std::vector<std::string> Agent::test_names() const {
+  std::vector<std::string> names;
+  for (const auto& [n, h] : tests_)
+    names.push_back(n);
+  return names;
+}
+
+Result<void> Agent::listen() {
+  if (!wake_read_) {
+    int fds[2];
+    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return Error::from_errno(errno, "pipe2");
+    wake_read_.reset(fds[0]);
+    wake_write_.reset(fds[1]);
+  }
+  FABRIC_ASSIGN_OR_RETURN(
+      listener_,
+      listen_tcp(options_.bind_address, options_.port)
+          .context("starting the agent on " +
+                   format_endpoint(options_.bind_address.empty() ? "*" : options_.bind_address,
+                                   options_.port)));
+  if (::fcntl(listener_.get(), F_SETFL, O_NONBLOCK) != 0) {
+    return Error::from_errno(errno, "fcntl(O_NONBLOCK)", "listening socket");
+  }
+  FABRIC_ASSIGN_OR_RETURN(port_, bound_port(listener_.get()));
+  return Ok();
+}
+
+uint16_t Agent::port() const {
+  return port_;
+}
+
+std::string Agent::listen_address() const {
+  return listener_ ? local_address_text(listener_.get()) : "";
+}
+
+void Agent::request_stop() {
+  stop_.store(true);
+  notify_loop();
+}
+
+void Agent::notify_loop() {
+  // write() is async-signal-safe; a full pipe already holds a wake-up.
+  if (wake_write_) {
+    ssize_t ignored = ::write(wake_write_.get(), "x", 1);
+    (void)ignored;
+  }
+}
+
+std::size_t Agent::active_sessions() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
+AgentCounters Agent::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+std::string Agent::register_cookie(AgentSession& session) {
+  std::string cookie = random_cookie();
+  std::lock_guard lock(mutex_);
+  cookies_.emplace_back(cookie, &session);
+  return cookie;
+}
+
+void Agent::unregister_cookie(const std::string& cookie) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(cookies_, [&](const auto& entry) { return entry.first == cookie; });
+}
+
+Result<void> Agent::attach_stream(const std::string& params_json, UniqueFd fd) {
+  FABRIC_ASSIGN_OR_RETURN(rapidjson::Document params, json::parse(params_json, "attach params"));
+  FABRIC_ASSIGN_OR_RETURN(std::string cookie, json::get_string(params, "params", "cookie"));
+  auto stream = params.FindMember("stream");
+  if (stream == params.MemberEnd() || !stream->value.IsUint64()) {
+    return Error(ErrorCode::kDecode, "params.stream", "must be a stream number");
+  }
+  FABRIC_TRY(set_blocking(fd.get(), true));
+  std::lock_guard lock(mutex_);
+  auto it = std::find_if(cookies_.begin(), cookies_.end(),
+                         [&](const auto& entry) { return entry.first == cookie; });
+  if (it == cookies_.end()) {
+    return Error(ErrorCode::kNotFound, "attaching a data connection",
+                 "no session is waiting for data connections with this cookie (it ended or "
+                 "timed out)");
+  }
+  if (!it->second->attach(stream->value.GetUint64(), std::move(fd))) {
+    return Error(ErrorCode::kInvalidArgument, "attaching a data connection",
+                 "stream " + std::to_string(stream->value.GetUint64()) +
+                     " is not expected or already attached");
+  }
+  ++counters_.streams_attached;
+  return Ok();
+}
+
+void Agent::start_session(UniqueFd fd, std::string peer, Hello hello) {
+  auto record = std::make_unique<SessionRecord>();
+  record->session.reset(
+      new AgentSession(*this, Channel(std::move(fd), "client " + peer), peer, hello.test));
+  record->started = Clock::now();
+  SessionRecord* raw = record.get();
+  std::lock_guard lock(mutex_);
+  ++running_;
+  record->thread = std::thread(
+      [this, raw, params = std::move(hello.params_json)] { run_session(*raw, params); });
+  sessions_.push_back(std::move(record));
+}
+
+void Agent::run_session(SessionRecord& record, std::string params_json) {
+  AgentSession& session = *record.session;
+  Result<void> outcome = Ok();
+  auto params = json::parse(params_json, "params");
+  if (!params.ok()) {
+    outcome = std::move(params).error();
+  } else {
+    Welcome welcome{kProtocolVersion, options_.agent_text, options_.hostname};
+    outcome = session.channel().send(make_welcome(welcome), options_.handshake_timeout);
+    if (outcome.ok()) {
+      auto handler = std::find_if(tests_.begin(), tests_.end(),
+                                  [&](const auto& entry) { return entry.first == session.test(); });
+      outcome = handler->second(session, *params);
+      if (!outcome.ok()) {
+        // Best effort: the client may be the reason the session failed.
+        (void)session.channel().send(make_error_message(outcome.error()), kReplyTimeout);
+      }
+    }
+  }
+  double seconds = seconds_since(record.started);
+  if (outcome.ok()) {
+    spdlog::info("session from {} test={} outcome=ok duration={:.3f}s", session.peer(),
+                 session.test(), seconds);
+  } else {
+    spdlog::info("session from {} test={} outcome=error duration={:.3f}s: {}", session.peer(),
+                 session.test(), seconds, outcome.error().message());
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++(outcome.ok() ? counters_.sessions_ok : counters_.sessions_failed);
+    --running_;
+    record.done = true;
+  }
+  session_ended_.notify_all();
+  notify_loop();
+}
+
+Result<void> Agent::run_delegated(AgentSession& session, const rapidjson::Value& params) {
+  FABRIC_ASSIGN_OR_RETURN(std::string test, json::get_string(params, "params", "test"));
+  FABRIC_ASSIGN_OR_RETURN(std::string peer, json::get_string(params, "params", "peer"));
+  rapidjson::Value empty(rapidjson::kObjectType);
+  const rapidjson::Value* inner = &empty;
+  if (params.HasMember("params")) {
+    FABRIC_ASSIGN_OR_RETURN(inner, json::get_object(params, "params", "params"));
+  }
+  auto runner = std::find_if(runners_.begin(), runners_.end(),
+                             [&](const auto& entry) { return entry.first == test; });
+  if (runner == runners_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, r] : runners_)
+      names.push_back(n);
+    return Error(ErrorCode::kUnsupported, "run",
+                 "the agent on " + options_.hostname + " cannot run test '" + test +
+                     "' (it runs: " + (names.empty() ? "none" : join(names)) + ")");
+  }
+  FABRIC_ASSIGN_OR_RETURN(Endpoint target, parse_endpoint(peer, kDefaultAgentPort, "params.peer"));
+  FABRIC_ASSIGN_OR_RETURN(std::string report,
+                          runner->second(target.host, target.port, *inner)
+                              .context("from " + options_.hostname + " to " + peer));
+  while (!report.empty() && (report.back() == '\n' || report.back() == ' '))
+    report.pop_back();
+  return session.channel().send("{\"type\":\"result\",\"report\":" + report + "}");
+}
+
+void Agent::reap_finished(bool wait_all) {
+  std::vector<std::unique_ptr<SessionRecord>> finished;
+  {
+    std::lock_guard lock(mutex_);
+    auto split = std::stable_partition(sessions_.begin(), sessions_.end(),
+                                       [&](const auto& r) { return !(wait_all || r->done); });
+    std::move(split, sessions_.end(), std::back_inserter(finished));
+    sessions_.erase(split, sessions_.end());
+  }
+  for (auto& record : finished) {
+    if (record->thread.joinable()) record->thread.join();
+  }
+}
+
+Result<void> Agent::serve() {
+  if (!listener_) FABRIC_TRY(listen());
+  std::vector<Pending> pending;
+  std::vector<Lingering> lingering;
+  Result<void> failure = Ok();
+
+  auto refuse = [&](UniqueFd fd, const std::string& peer, std::string_view code,
+                    const std::string& message) {
+    spdlog::info("session from {} outcome=refused ({}): {}", peer, code, message);
+    std::string text = make_error_message(code, message);
+    uint32_t length = htonl(static_cast<uint32_t>(text.size()));
+    std::string frame(reinterpret_cast<const char*>(&length), sizeof length);
+    frame += text;
+    // A fresh socket's send buffer is empty: the small frame goes out whole or not at all.
+    (void)!::send(fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    // Half-close and drain what the client still sends, so that its unread hello does
+    // not turn our close into a reset that could destroy the refusal before it is read.
+    ::shutdown(fd.get(), SHUT_WR);
+    lingering.push_back({std::move(fd), Clock::now() + kLingerTime});
+    std::lock_guard lock(mutex_);
+    ++(code == kErrorBusy ? counters_.refused_busy : counters_.refused_other);
+  };
+
+  auto dispatch = [&](Pending& p) {
+    auto doc = json::parse(p.body, "hello from " + p.peer);
+    if (!doc.ok()) {
+      return refuse(std::move(p.fd), p.peer, kErrorBadRequest,
+                    "expected a fabric-probe hello message: " + doc.error().message());
+    }
+    auto hello = parse_hello(*doc);
+    if (!hello.ok()) {
+      return refuse(std::move(p.fd), p.peer, wire_code_for(hello.error()), hello.error().message());
+    }
+    if (hello->test == kAttachTest) {
+      auto attached = attach_stream(hello->params_json, std::move(p.fd));
+      if (!attached.ok())
+        spdlog::info("data connection from {}: {}", p.peer, attached.error().message());
+      return;
+    }
+    auto names = test_names();
+    if (std::find(names.begin(), names.end(), hello->test) == names.end()) {
+      return refuse(std::move(p.fd), p.peer, kErrorUnknownTest,
+                    "the agent on " + options_.hostname + " has no test '" + hello->test +
+                        "' (it serves: " + join(names) + ")");
+    }
+    std::size_t running = active_sessions();
+    if (running >= options_.max_sessions) {
+      return refuse(std::move(p.fd), p.peer, kErrorBusy,
+                    "the agent on " + options_.hostname + " is busy: " + std::to_string(running) +
+                        " sessions running (--max-sessions " +
+                        std::to_string(options_.max_sessions) + ")");
+    }
+    start_session(std::move(p.fd), p.peer, std::move(*hello));
+  };
+
+  while (!stop_.load()) {
+    std::vector<pollfd> fds;
+    fds.push_back({listener_.get(), POLLIN, 0});
+    fds.push_back({wake_read_.get(), POLLIN, 0});
+    auto next = Clock::now() + 1s;
+    for (const auto& p : pending) {
+      fds.push_back({p.fd.get(), POLLIN, 0});
+      next = std::min(next, p.deadline);
+    }
+    for (const auto& l : lingering) {
+      fds.push_back({l.fd.get(), POLLIN, 0});
+      next = std::min(next, l.deadline);
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    int n = ::poll(fds.data(), fds.size(), std::max<int>(0, static_cast<int>(wait.count()) + 1));
+    if (n < 0 && errno != EINTR) {
+      // Not expected; stop the way a signal would, so that running sessions still end.
+      failure = Error::from_errno(errno, "poll", "agent accept loop");
+      stop_.store(true);
+      break;
+    }
+    if (fds[1].revents != 0) {
+      char drain[64];
+      while (::read(wake_read_.get(), drain, sizeof drain) > 0) {
+      }
+    }
+    reap_finished(/*wait_all=*/false);
+    if (stop_.load()) break;
+
+    auto now = Clock::now();
+    // Handshakes in progress.
+    std::vector<Pending> still_pending;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      Pending& p = pending[i];
+      if (n > 0 && fds[2 + i].revents != 0) {
+        auto state = read_hello(p);
+        if (!state.ok()) {
+          if (state.error().code() == ErrorCode::kDecode) {
+            refuse(std::move(p.fd), p.peer, kErrorBadRequest, state.error().message());
+          } else {
+            spdlog::info("session from {} outcome=error: {}", p.peer, state.error().message());
+          }
+          continue;
+        }
+        if (*state == ReadState::kClosed) {
+          spdlog::debug("connection from {} closed before its hello", p.peer);
+          continue;
+        }
+        if (*state == ReadState::kComplete) {
+          dispatch(p);
+          continue;
+        }
+      }
+      if (now >= p.deadline) {
+        spdlog::info("session from {} outcome=dropped: no hello within {:.1f}s", p.peer,
+                     std::chrono::duration<double>(options_.handshake_timeout).count());
+        std::lock_guard lock(mutex_);
+        ++counters_.handshake_timeouts;
+        continue;
+      }
+      still_pending.push_back(std::move(p));
+    }
+    // Refused clients reading their refusal.
+    std::vector<Lingering> still_lingering;
+    std::size_t base = 2 + pending.size();
+    for (std::size_t i = 0; i < lingering.size(); ++i) {
+      Lingering& l = lingering[i];
+      bool open = now < l.deadline;
+      if (open && n > 0 && fds[base + i].revents != 0) {
+        char drain[4096];
+        for (;;) {
+          ssize_t got = ::recv(l.fd.get(), drain, sizeof drain, MSG_DONTWAIT);
+          if (got > 0) continue;
+          if (got < 0 && errno == EINTR) continue;
+          if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) open = false;
+          break;
+        }
+      }
+      if (open) still_lingering.push_back(std::move(l));
+    }
+    pending = std::move(still_pending);
+    lingering = std::move(still_lingering);
+
+    // New connections.
+    if (fds[0].revents != 0) {
+      for (;;) {
+        sockaddr_storage ss{};
+        socklen_t len = sizeof ss;
+        int fd = ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&ss), &len,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+          if (errno == EINTR || errno == ECONNABORTED) continue;
+          if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            // Out of descriptors or memory: keep serving the sessions we have.
+            spdlog::warn("accept: {}", Error::from_errno(errno, "accept4").message());
+          }
+          break;
+        }
+        Pending p;
+        p.fd.reset(fd);
+        // Control messages are small and answered at once (see connect_session()).
+        (void)set_nodelay(fd);
+        p.peer = address_text(reinterpret_cast<sockaddr*>(&ss), len);
+        p.deadline = Clock::now() + options_.handshake_timeout;
+        if (pending.size() >= kMaxPendingHandshakes) {
+          spdlog::warn("session from {} outcome=dropped: {} handshakes already pending", p.peer,
+                       pending.size());
+          continue;
+        }
+        pending.push_back(std::move(p));
+      }
+    }
+  }
+
+  // Stopping: no new connections; running sessions get stop_grace to end on their own.
+  listener_.reset();
+  pending.clear();
+  lingering.clear();
+  {
+    std::unique_lock lock(mutex_);
+    bool ended = session_ended_.wait_for(lock, options_.stop_grace, [&] { return running_ == 0; });
+    if (!ended) {
+      spdlog::warn("stopping: {} sessions still running after {:.1f}s; cutting their connections",
+                   running_, std::chrono::duration<double>(options_.stop_grace).count());
+      for (auto& record : sessions_) {
+        if (!record->done) record->session->abort();
+      }
+    }
+  }
+  reap_finished(/*wait_all=*/true);
+  return failure;
+}
+
+} // namespace fabric::probes

@@ -1,0 +1,83 @@
+// fabric-probe lint: per-node pre-flight checks of the RoCE parameter plane (MTU, RoCE v2
+// GIDs, PFC on the RoCE priority, rdma_cm's RoCE mode, memlock, RDMA netns mode).
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cli.h"
+#include "common/units.h"
+#include "probes/commands.h"
+#include "probes/lint.h"
+#include "probes/lint_collect.h"
+#include "probes/lint_report.h"
+
+namespace fabric::probes {
+namespace {
+
+struct LintArgs {
+  bool json = false;
+  std::vector<std::string> devices;
+  int dscp = kDefaultRoceDscp;
+  std::string expect_netns_mode;
+  std::string min_memlock;
+  std::string root = "/";
+};
+
+Result<LintOptions> lint_options(const LintArgs& args) {
+  LintOptions options;
+  options.dscp = static_cast<uint8_t>(args.dscp);
+  if (args.expect_netns_mode == "shared") {
+    options.expect_netns_mode = rdma::NetnsMode::kShared;
+  } else if (args.expect_netns_mode == "exclusive") {
+    options.expect_netns_mode = rdma::NetnsMode::kExclusive;
+  }
+  if (!args.min_memlock.empty()) {
+    FABRIC_ASSIGN_OR_RETURN(options.min_memlock,
+                            units::parse_size(args.min_memlock, "--min-memlock"));
+  }
+  return options;
+}
+
+int run_lint_command(const LintArgs& args) {
+  auto options = lint_options(args);
+  if (!options.ok()) return cli::fail(kProgram, options.error());
+  LintSources sources;
+  sources.root = args.root;
+  auto inputs = collect_lint_inputs(sources, args.devices);
+  if (!inputs.ok()) {
+    // Whatever went wrong, the node could not be checked: a system error, not a verdict.
+    cli::fail(kProgram, inputs.error());
+    return kExitSystem;
+  }
+  auto checks = run_lint(*inputs, *options);
+  std::string out = args.json ? render_lint_json(checks) : render_lint_text(checks);
+  std::fputs(out.c_str(), stdout);
+  return lint_exit_status(checks);
+}
+
+} // namespace
+
+Subcommand add_lint_command(CLI::App& app) {
+  auto args = std::make_shared<LintArgs>();
+  auto* cmd = app.add_subcommand(
+      "lint", "Pre-flight checks of this node's RoCE setup: MTU, RoCE v2 GIDs, PFC on the "
+              "RoCE priority, rdma_cm RoCE mode, memlock, RDMA netns mode (exit 3 if one fails)");
+  cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->add_option("-d,--device", args->devices, "Only this RDMA device (repeatable)");
+  cmd->add_option("--dscp", args->dscp,
+                  "DSCP that RoCE traffic carries, looked up in the DCB APP table")
+      ->check(CLI::Range(0, 63))
+      ->capture_default_str();
+  cmd->add_option("--expect-netns-mode", args->expect_netns_mode,
+                  "Warn unless the RDMA netns mode is this")
+      ->check(CLI::IsMember({"shared", "exclusive"}));
+  cmd->add_option("--min-memlock", args->min_memlock,
+                  "Smallest acceptable RLIMIT_MEMLOCK soft limit, e.g. 64M (default 64M)");
+  cmd->add_option("--root", args->root,
+                  "Folder that stands for / when reading sysfs and configfs (default /)");
+  return {cmd, [args] { return run_lint_command(*args); }};
+}
+
+} // namespace fabric::probes

@@ -1,0 +1,140 @@
+// fabric-probe server: the agent every other probe talks to (one per node, e.g. from a
+// DaemonSet). Serves until SIGINT or SIGTERM.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "common/atomic_file.h"
+#include "common/cli.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "probes/agent.h"
+#include "probes/commands.h"
+#include "probes/rdma_probe.h"
+#include "probes/tcp_test.h"
+
+namespace fabric::probes {
+namespace {
+
+struct ServerArgs {
+  std::string bind;
+  std::optional<std::string> port;
+  std::optional<std::string> max_sessions;
+  std::optional<std::string> handshake_timeout;
+  std::optional<std::string> stop_grace;
+  std::string port_file;
+};
+
+// The agent the signal handler stops; request_stop() is async-signal-safe.
+Agent* g_agent = nullptr;
+
+extern "C" void on_stop_signal(int) {
+  if (g_agent != nullptr) g_agent->request_stop();
+}
+
+Result<void> install_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGINT, SIGTERM}) {
+    if (::sigaction(signal, &action, nullptr) != 0) return Error::from_errno(errno, "sigaction");
+  }
+  // A client that vanishes must cost an EPIPE, never the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  return Ok();
+}
+
+Result<AgentOptions> make_options(const ServerArgs& args) {
+  AgentOptions o;
+  o.bind_address = args.bind;
+  if (args.port) {
+    FABRIC_ASSIGN_OR_RETURN(uint64_t port, units::parse_uint(*args.port, "--port", 0, 65535));
+    o.port = static_cast<uint16_t>(port);
+  }
+  if (args.max_sessions) {
+    FABRIC_ASSIGN_OR_RETURN(o.max_sessions,
+                            units::parse_uint(*args.max_sessions, "--max-sessions", 1, 4096));
+  }
+  auto millis = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+  };
+  if (args.handshake_timeout) {
+    FABRIC_ASSIGN_OR_RETURN(auto d,
+                            units::parse_duration(*args.handshake_timeout, "--handshake-timeout"));
+    o.handshake_timeout = millis(d);
+  }
+  if (args.stop_grace) {
+    FABRIC_ASSIGN_OR_RETURN(auto d, units::parse_duration(*args.stop_grace, "--stop-grace"));
+    o.stop_grace = millis(d);
+  }
+  if (o.handshake_timeout.count() <= 0) {
+    return Error(ErrorCode::kInvalidArgument, "--handshake-timeout", "must be positive");
+  }
+  return o;
+}
+
+int run_server(const ServerArgs& args, const CLI::App& root) {
+  auto options = make_options(args);
+  if (!options.ok()) return cli::fail(kProgram, options.error());
+  // The agent's session lines are its access log: shown unless the user chose a level.
+  if (root.get_option("--log-level")->count() == 0 && std::getenv(log::kLevelEnv) == nullptr) {
+    spdlog::set_level(spdlog::level::info);
+  }
+
+  Agent agent(*options);
+  register_tcp_tests(agent);
+  register_rdma_tests(agent);
+
+  if (auto listening = agent.listen(); !listening.ok()) {
+    return cli::fail(kProgram, listening.error());
+  }
+  g_agent = &agent;
+  if (auto installed = install_signal_handlers(); !installed.ok()) {
+    return cli::fail(kProgram, installed.error());
+  }
+  std::printf("listening on %s\n", agent.listen_address().c_str());
+  std::fflush(stdout);
+  if (!args.port_file.empty()) {
+    auto written = write_file_atomic(args.port_file, std::to_string(agent.port()) + "\n");
+    if (!written.ok())
+      return cli::fail(kProgram, std::move(written).error().with_context("--port-file"));
+  }
+  auto served = agent.serve();
+  g_agent = nullptr;
+  if (!served.ok()) return cli::fail(kProgram, served.error());
+  spdlog::info("stopped");
+  return kExitOk;
+}
+
+} // namespace
+
+Subcommand add_server_command(CLI::App& app) {
+  auto args = std::make_shared<ServerArgs>();
+  auto* cmd = app.add_subcommand(
+      "server", "Run the agent that the probes (bw, lat, tcp, mesh) test against; one per node");
+  cmd->add_option("--bind", args->bind,
+                  "Address to listen on (default: every address, IPv6 and IPv4)");
+  cmd->add_option("-p,--port", args->port,
+                  "TCP port (default 18515; 0 picks a free one, printed on the first line)")
+      ->type_name("PORT");
+  cmd->add_option("--max-sessions", args->max_sessions,
+                  "Tests served at once; more clients are told 'busy' (default 16)")
+      ->type_name("N");
+  cmd->add_option("--handshake-timeout", args->handshake_timeout,
+                  "Drop a client that has not said hello within this time (default 10s)")
+      ->type_name("DURATION");
+  cmd->add_option("--stop-grace", args->stop_grace,
+                  "On SIGINT/SIGTERM, let running tests end for this long (default 10s)")
+      ->type_name("DURATION");
+  cmd->add_option("--port-file", args->port_file,
+                  "Once listening, write the port number to this file (atomically)")
+      ->type_name("PATH");
+  return {cmd, [args, &app] { return run_server(*args, app); }};
+}
+
+} // namespace fabric::probes

@@ -1,0 +1,259 @@
+#include "probes/lint_collect.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <memory>
+
+#include "common/rdma_sysfs.h"
+#include "common/sysfs.h"
+#include "pfc/dcb_netlink.h"
+#include "pfc/host_knobs.h"
+
+namespace fabric::probes {
+namespace {
+
+constexpr std::string_view kUpperPrefix = "upper_";
+
+std::string sys_root_of(const std::string& root) {
+  return root == "/" ? "/sys" : root + "/sys";
+}
+
+void add_unique(std::vector<std::string>& names, const std::string& name) {
+  if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
+    names.push_back(name);
+  }
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items)
+    out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// The RDMA devices to look at: all, or the ones named (each must exist).
+Result<std::vector<std::string>> chosen_devices(const SysfsReader& sysfs,
+                                                const std::vector<std::string>& only) {
+  FABRIC_ASSIGN_OR_RETURN(auto devices, rdma::list_sysfs_devices(sysfs));
+  if (only.empty()) return devices;
+  for (const auto& name : only) {
+    if (std::find(devices.begin(), devices.end(), name) == devices.end()) {
+      return Error(ErrorCode::kNotFound, "--device " + name,
+                   devices.empty() ? "no RDMA device on this host"
+                                   : "no such RDMA device (have: " + join(devices) + ")");
+    }
+  }
+  // In name order, each once however often it was named.
+  std::vector<std::string> chosen;
+  for (const auto& device : devices) {
+    if (std::find(only.begin(), only.end(), device) != only.end()) chosen.push_back(device);
+  }
+  return chosen;
+}
+
+Result<std::vector<uint32_t>> port_numbers(const SysfsReader& sysfs, const std::string& device) {
+  FABRIC_ASSIGN_OR_RETURN(auto names, sysfs.list("class/infiniband/" + device + "/ports"));
+  std::vector<uint32_t> numbers;
+  for (const auto& name : names) {
+    uint32_t n = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+    if (ec == std::errc() && end == name.data() + name.size()) numbers.push_back(n);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+// The port's own netdev: GID index 0 is the port's default GID, which the kernel always
+// ties to the netdev the port sits on; uppers only ever get later indexes.
+std::string port_netdev(const std::vector<rdma::GidEntry>& gids) {
+  for (const auto& g : gids) {
+    if (g.index == 0 && !g.netdev.empty()) return g.netdev;
+  }
+  for (const auto& g : gids) {
+    if (!g.netdev.empty()) return g.netdev;
+  }
+  return "";
+}
+
+bool netdev_here(const SysfsReader& sysfs, const std::string& netdev) {
+  return !netdev.empty() && sysfs.exists("class/net/" + netdev);
+}
+
+Result<uint32_t> netdev_mtu(const SysfsReader& sysfs, const std::string& netdev) {
+  if (!netdev_here(sysfs, netdev)) {
+    return Error(ErrorCode::kNotFound, "netdev " + netdev,
+                 "not in this network namespace (no " + sysfs.path("class/net/" + netdev) + ")");
+  }
+  FABRIC_ASSIGN_OR_RETURN(uint64_t mtu, sysfs.read_u64("class/net/" + netdev + "/mtu"));
+  return static_cast<uint32_t>(mtu);
+}
+
+// The port's netdev, its VLAN/macvlan uppers (sysfs upper_* links) and the other netdevs
+// its GID table names, those this namespace sees.
+Result<std::vector<std::string>> netdevs_of(const SysfsReader& sysfs, const LintPort& port) {
+  std::vector<std::string> names;
+  if (!netdev_here(sysfs, port.netdev)) return names;
+  names.push_back(port.netdev);
+  FABRIC_ASSIGN_OR_RETURN(auto entries, sysfs.list("class/net/" + port.netdev));
+  for (const auto& entry : entries) {
+    if (!entry.starts_with(kUpperPrefix)) continue;
+    std::string upper = entry.substr(kUpperPrefix.size());
+    if (netdev_here(sysfs, upper)) add_unique(names, upper);
+  }
+  for (const auto& g : port.gids) {
+    if (netdev_here(sysfs, g.netdev)) add_unique(names, g.netdev);
+  }
+  return names;
+}
+
+// Active and max MTU of each port from the device source, read once.
+class MtuSource {
+public:
+  explicit MtuSource(DeviceSource* source) : source_(source) {}
+
+  void fill(LintPort& port) {
+    if (!listed_) {
+      listed_ = true;
+      auto devices = source_->list_devices();
+      if (devices.ok()) {
+        devices_ = std::move(*devices);
+      } else {
+        error_ = std::move(devices).error();
+      }
+    }
+    if (error_) {
+      port.active_mtu = *error_;
+      return;
+    }
+    for (const auto& d : devices_) {
+      if (d.name != port.device) continue;
+      for (const auto& p : d.ports) {
+        if (p.number != port.port) continue;
+        port.active_mtu = p.active_mtu;
+        if (p.max_mtu != 0) port.max_mtu = p.max_mtu;
+        return;
+      }
+    }
+    port.active_mtu =
+        Error(ErrorCode::kNotFound, "RDMA port " + port.device + "/" + std::to_string(port.port),
+              "libibverbs does not list it");
+  }
+
+private:
+  DeviceSource* source_;
+  bool listed_ = false;
+  std::vector<rdma::DeviceInfo> devices_;
+  std::optional<Error> error_;
+};
+
+Result<std::optional<std::string>>
+read_cm_roce_mode(const std::string& root, const std::string& device, const std::string& netdev) {
+  pfc::KnobSelection which;
+  which.ecn_np = false;
+  which.ecn_rp = false;
+  which.cm_default_tos = false;
+  which.rdma_traffic_class = false;
+  pfc::HostKnobs knobs(root);
+  FABRIC_ASSIGN_OR_RETURN(pfc::HostState state, knobs.read(netdev, device, which));
+  return state.cm_default_roce_mode;
+}
+
+} // namespace
+
+Result<Ipv4ByNetdev> read_ipv4_addresses() {
+  ifaddrs* addrs = nullptr;
+  if (::getifaddrs(&addrs) != 0) return Error::from_errno(errno, "getifaddrs");
+  Ipv4ByNetdev out;
+  for (ifaddrs* ifa = addrs; ifa != nullptr; ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr || ifa->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(ifa->ifa_addr);
+    if (inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text) == nullptr) continue;
+    // An address with a label (`ip addr add ... label eth0:1`) is reported under the
+    // label, which the kernel requires to start with the device name and a colon.
+    std::string name = ifa->ifa_name;
+    add_unique(out[name.substr(0, name.find(':'))], text);
+  }
+  ::freeifaddrs(addrs);
+  return out;
+}
+
+Result<MemlockLimit> read_memlock_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_MEMLOCK, &limit) != 0) {
+    return Error::from_errno(errno, "getrlimit(RLIMIT_MEMLOCK)");
+  }
+  auto value = [](rlim_t v) {
+    return v == RLIM_INFINITY ? std::optional<uint64_t>() : std::optional<uint64_t>(v);
+  };
+  return MemlockLimit{value(limit.rlim_cur), value(limit.rlim_max)};
+}
+
+Result<LintInputs> collect_lint_inputs(const LintSources& sources,
+                                       const std::vector<std::string>& only) {
+  SysfsReader sysfs(sys_root_of(sources.root));
+  LintInputs in;
+
+  std::unique_ptr<DeviceSource> own_devices;
+  DeviceSource* device_source = sources.devices;
+  if (device_source == nullptr) {
+    own_devices = make_verbs_device_source(sysfs);
+    device_source = own_devices.get();
+  }
+  MtuSource mtus(device_source);
+
+  FABRIC_ASSIGN_OR_RETURN(auto devices, chosen_devices(sysfs, only));
+  for (const auto& device : devices) {
+    FABRIC_ASSIGN_OR_RETURN(auto numbers, port_numbers(sysfs, device));
+    for (uint32_t number : numbers) {
+      LintPort port;
+      port.device = device;
+      port.port = number;
+      const std::string dir = "class/infiniband/" + device + "/ports/" + std::to_string(number);
+      FABRIC_ASSIGN_OR_RETURN(auto link_layer, sysfs.read_optional(dir + "/link_layer"));
+      port.link_layer = link_layer.value_or("");
+      FABRIC_ASSIGN_OR_RETURN(port.gids, rdma::read_sysfs_gid_table(sysfs, device, number));
+      port.netdev = port_netdev(port.gids);
+      if (is_roce_port(port)) {
+        if (!port.netdev.empty()) port.netdev_mtu = netdev_mtu(sysfs, port.netdev);
+        mtus.fill(port);
+        FABRIC_ASSIGN_OR_RETURN(port.netdevs, netdevs_of(sysfs, port));
+      }
+      in.ports.push_back(std::move(port));
+    }
+  }
+
+  FABRIC_ASSIGN_OR_RETURN(Ipv4ByNetdev all, sources.ipv4_addresses ? sources.ipv4_addresses()
+                                                                   : read_ipv4_addresses());
+  std::unique_ptr<pfc::DcbDevice> own_dcb;
+  pfc::DcbDevice* dcb = sources.dcb;
+  for (const auto& port : in.ports) {
+    if (!is_roce_port(port)) continue;
+    for (const auto& netdev : port.netdevs) {
+      if (auto it = all.find(netdev); it != all.end()) in.ipv4[netdev] = it->second;
+    }
+    if (!port.netdev.empty() && !in.dcb.count(port.netdev)) {
+      if (dcb == nullptr) {
+        own_dcb = pfc::make_netlink_dcb_device();
+        dcb = own_dcb.get();
+      }
+      in.dcb.emplace(port.netdev, dcb->read(port.netdev));
+    }
+    if (!in.cm_roce_mode.count(port.device)) {
+      in.cm_roce_mode.emplace(port.device,
+                              read_cm_roce_mode(sources.root, port.device, port.netdev));
+    }
+  }
+
+  in.memlock = sources.memlock ? sources.memlock() : read_memlock_limit();
+  in.netns_mode = sources.netns_mode ? sources.netns_mode() : rdma::get_netns_mode();
+  return in;
+}
+
+} // namespace fabric::probes

@@ -1,0 +1,50 @@
+// Fills LintInputs from the system: RDMA ports, GID tables, netdev MTUs and uppers from
+// sysfs; active MTUs from verbs; IPv4 addresses from getifaddrs; DCB state over netlink;
+// rdma_cm's default RoCE mode from configfs (pfc::HostKnobs); RLIMIT_MEMLOCK; the RDMA
+// netns mode over RDMA netlink. Each source can be replaced, so that tests run the
+// collector over a fixture folder and fakes.
+//
+// A setting that cannot be read is recorded in LintInputs as an error for its check to
+// report (unknown); only what makes the whole snapshot meaningless is an error here: an
+// unreadable device list, a --device that does not exist, getifaddrs failing.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "pfc/dcb_config.h"
+#include "probes/device_source.h"
+#include "probes/lint.h"
+
+namespace fabric::probes {
+
+using Ipv4ByNetdev = std::map<std::string, std::vector<std::string>>;
+
+struct LintSources {
+  // The folder that stands for "/": sysfs is read under ROOT/sys, RDMA-CM's configfs
+  // under ROOT/sys/kernel/config.
+  std::string root = "/";
+  // Where the ports' active and max MTUs come from; nullptr: libibverbs.
+  DeviceSource* devices = nullptr;
+  // DCB netlink; nullptr: the real one, in the calling thread's network namespace.
+  pfc::DcbDevice* dcb = nullptr;
+  // Each is the real reader when left empty.
+  std::function<Result<Ipv4ByNetdev>()> ipv4_addresses;
+  std::function<Result<MemlockLimit>()> memlock;
+  std::function<Result<rdma::NetnsMode>()> netns_mode;
+};
+
+// `only` restricts the RDMA devices (all when empty); a name that does not exist is a
+// kNotFound error listing those that do.
+Result<LintInputs> collect_lint_inputs(const LintSources& sources,
+                                       const std::vector<std::string>& only = {});
+
+// The IPv4 addresses of every netdev in the calling thread's network namespace.
+Result<Ipv4ByNetdev> read_ipv4_addresses();
+// getrlimit(RLIMIT_MEMLOCK).
+Result<MemlockLimit> read_memlock_limit();
+
+} // namespace fabric::probes

@@ -1,0 +1,360 @@
+// The agent in-process on 127.0.0.1, an ephemeral port: sessions one after another and at
+// the same time, the session cap, clients that vanish or say nothing, refusals, stopping.
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/json.h"
+#include "probes/agent.h"
+#include "probes/session.h"
+#include "probes/tcp_socket.h"
+
+namespace fabric::probes {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Polls `condition` every 10 ms for at most `limit`.
+bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit = 5s) {
+  auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+// Echoes {"type":"ping","n":N} as {"type":"pong","n":N} until "bye", then sends a result.
+Result<void> echo_handler(Channel& channel, const rapidjson::Value&) {
+  for (int count = 0;; ++count) {
+    FABRIC_ASSIGN_OR_RETURN(rapidjson::Document message, channel.receive(5s));
+    if (message_type(message) == "bye") {
+      return channel.send(R"({"type":"result","pings":)" + std::to_string(count) + "}");
+    }
+    FABRIC_TRY(
+        channel.send(R"({"type":"pong","n":)" + std::to_string(message["n"].GetInt()) + "}"));
+  }
+}
+
+class AgentTest : public ::testing::Test {
+protected:
+  void start(AgentOptions options = {}) {
+    options.bind_address = "127.0.0.1";
+    options.port = 0;
+    agent_ = std::make_unique<Agent>(options);
+    agent_->register_test("echo", echo_handler);
+    agent_->register_test("hold", [this](Channel& channel, const rapidjson::Value&) {
+      // Holds the session until the client says "release" (or 10 s pass).
+      ++held_;
+      auto released = channel.receive(10s);
+      --held_;
+      if (!released.ok()) return Result<void>(std::move(released).error());
+      return channel.send(R"({"type":"result"})");
+    });
+    agent_->register_test("fails", [](Channel&, const rapidjson::Value&) -> Result<void> {
+      return Error(ErrorCode::kUnsupported, "opening rxe0", "no such device");
+    });
+    auto listening = agent_->listen();
+    ASSERT_TRUE(listening.ok()) << listening.error().message();
+    serving_ = std::thread([this] { served_ = agent_->serve(); });
+  }
+
+  void stop() {
+    agent_->request_stop();
+    serving_.join();
+    EXPECT_TRUE(served_.ok()) << served_.error().message();
+  }
+
+  void TearDown() override {
+    if (serving_.joinable()) stop();
+  }
+
+  Result<Channel> open(const char* test, std::chrono::milliseconds timeout = 5s) {
+    return open_session("127.0.0.1", agent_->port(), test, "{}", timeout);
+  }
+
+  // A full echo session: three pings and a bye.
+  void echo_session() {
+    auto channel = open("echo");
+    ASSERT_TRUE(channel.ok()) << channel.error().message();
+    for (int n = 0; n < 3; ++n) {
+      ASSERT_TRUE(channel->send(R"({"type":"ping","n":)" + std::to_string(n) + "}").ok());
+      auto pong = channel->receive(5s);
+      ASSERT_TRUE(pong.ok()) << pong.error().message();
+      EXPECT_EQ((*pong)["n"].GetInt(), n);
+    }
+    ASSERT_TRUE(channel->send(R"({"type":"bye"})").ok());
+    auto result = channel->receive(5s);
+    ASSERT_TRUE(result.ok()) << result.error().message();
+    EXPECT_EQ((*result)["pings"].GetInt(), 3);
+  }
+
+  // Connects without the protocol: a stranger on the port.
+  UniqueFd raw_connect() {
+    auto fd = connect_tcp("127.0.0.1", agent_->port(), 5s);
+    EXPECT_TRUE(fd.ok()) << fd.error().message();
+    return fd.ok() ? std::move(*fd) : UniqueFd();
+  }
+
+  std::unique_ptr<Agent> agent_;
+  std::thread serving_;
+  Result<void> served_ = Ok();
+  std::atomic<int> held_{0};
+};
+
+TEST_F(AgentTest, ServesSessionsOneAfterAnother) {
+  start();
+  for (int i = 0; i < 5; ++i)
+    echo_session();
+  ASSERT_TRUE(wait_until([&] { return agent_->counters().sessions_ok == 5; }));
+  EXPECT_EQ(agent_->counters().sessions_failed, 0u);
+}
+
+TEST_F(AgentTest, ServesSessionsAtTheSameTime) {
+  start();
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 8; ++i)
+    clients.emplace_back([this] { echo_session(); });
+  for (auto& c : clients)
+    c.join();
+  ASSERT_TRUE(wait_until([&] { return agent_->counters().sessions_ok == 8; }));
+}
+
+TEST_F(AgentTest, WelcomeNamesTheAgent) {
+  AgentOptions options;
+  options.hostname = "node-under-test";
+  start(options);
+  auto session = connect_session("127.0.0.1", agent_->port(), "echo", "{}", 5s);
+  ASSERT_TRUE(session.ok()) << session.error().message();
+  EXPECT_EQ(session->welcome.hostname, "node-under-test");
+  EXPECT_EQ(session->welcome.agent.rfind("fabric-probe ", 0), 0u) << session->welcome.agent;
+  EXPECT_EQ(session->agent, "127.0.0.1:" + std::to_string(agent_->port()));
+}
+
+TEST_F(AgentTest, HostNamesResolveAndEveryAddressIsTried) {
+  start(); // listens on 127.0.0.1 only: where localhost is also ::1, that one is refused
+  auto session = connect_session("localhost", agent_->port(), "echo", "{}", 5s);
+  ASSERT_TRUE(session.ok()) << session.error().message();
+  EXPECT_EQ(session->agent, "localhost:" + std::to_string(agent_->port()));
+}
+
+TEST_F(AgentTest, ClientsBeyondTheCapAreToldBusy) {
+  AgentOptions options;
+  options.max_sessions = 2;
+  start(options);
+  auto first = open("hold");
+  auto second = open("hold");
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  ASSERT_TRUE(wait_until([&] { return held_ == 2; }));
+
+  auto third = open("echo");
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().code(), ErrorCode::kTryAgain);
+  EXPECT_NE(third.error().message().find("is busy: 2 sessions running (--max-sessions 2)"),
+            std::string::npos)
+      << third.error().message();
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_busy == 1; }));
+
+  // A finished session frees its slot.
+  ASSERT_TRUE(first->send(R"({"type":"release"})").ok());
+  ASSERT_TRUE(first->receive(5s).ok());
+  ASSERT_TRUE(wait_until([&] { return agent_->active_sessions() == 1; }));
+  echo_session();
+  ASSERT_TRUE(second->send(R"({"type":"release"})").ok());
+}
+
+TEST_F(AgentTest, ClientVanishingMidTestEndsOnlyItsSession) {
+  start();
+  auto steady = open("echo");
+  ASSERT_TRUE(steady.ok()) << steady.error().message();
+  ASSERT_TRUE(steady->send(R"({"type":"ping","n":1})").ok());
+  ASSERT_TRUE(steady->receive(5s).ok());
+
+  {
+    auto vanishing = open("echo");
+    ASSERT_TRUE(vanishing.ok()) << vanishing.error().message();
+    ASSERT_TRUE(vanishing->send(R"({"type":"ping","n":7})").ok());
+    ASSERT_TRUE(vanishing->receive(5s).ok());
+    // Leaves without "bye": the channel's socket closes here.
+  }
+  ASSERT_TRUE(wait_until([&] { return agent_->counters().sessions_failed == 1; }));
+
+  // The other session and new ones carry on.
+  ASSERT_TRUE(steady->send(R"({"type":"ping","n":2})").ok());
+  auto pong = steady->receive(5s);
+  ASSERT_TRUE(pong.ok()) << pong.error().message();
+  EXPECT_EQ((*pong)["n"].GetInt(), 2);
+  ASSERT_TRUE(steady->send(R"({"type":"bye"})").ok());
+  ASSERT_TRUE(steady->receive(5s).ok());
+  echo_session();
+}
+
+TEST_F(AgentTest, SilentClientIsDroppedAfterTheHandshakeTimeout) {
+  AgentOptions options;
+  options.handshake_timeout = 200ms;
+  start(options);
+  UniqueFd silent = raw_connect();
+  ASSERT_TRUE(silent.valid());
+  pollfd p{silent.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1) << "the agent kept a silent client";
+  char byte;
+  EXPECT_EQ(::recv(silent.get(), &byte, 1, 0), 0);
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().handshake_timeouts == 1; }));
+  echo_session();
+}
+
+TEST_F(AgentTest, SilentClientsCostNoSessionSlot) {
+  AgentOptions options;
+  options.max_sessions = 1;
+  start(options);
+  UniqueFd silent1 = raw_connect(), silent2 = raw_connect();
+  echo_session();
+}
+
+TEST_F(AgentTest, RefusesAnotherProtocolVersionNamingBoth) {
+  start();
+  UniqueFd fd = raw_connect();
+  auto hello = make_hello("echo", "{}", 2);
+  ASSERT_TRUE(hello.ok());
+  ASSERT_TRUE(send_frame(fd.get(), *hello, 5s).ok());
+  Channel channel(std::move(fd), "agent");
+  auto answer = channel.receive(5s);
+  ASSERT_TRUE(answer.ok()) << answer.error().message();
+  EXPECT_STREQ((*answer)["type"].GetString(), "error");
+  EXPECT_STREQ((*answer)["code"].GetString(), "incompatible_version");
+  EXPECT_EQ((*answer)["version"].GetInt(), 1);
+  EXPECT_NE(std::string((*answer)["message"].GetString())
+                .find("the client speaks fabric-probe protocol 2, this agent speaks 1"),
+            std::string::npos);
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_other == 1; }));
+}
+
+TEST_F(AgentTest, AnswersAnHttpClientWithAnErrorAndCarriesOn) {
+  start();
+  UniqueFd fd = raw_connect();
+  const char request[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(::send(fd.get(), request, sizeof request - 1, 0), ssize_t(sizeof request - 1));
+  Channel channel(std::move(fd), "agent");
+  auto answer = channel.receive(5s);
+  ASSERT_TRUE(answer.ok()) << answer.error().message();
+  EXPECT_STREQ((*answer)["code"].GetString(), "bad_request");
+  EXPECT_NE(std::string((*answer)["message"].GetString()).find("not a fabric-probe client"),
+            std::string::npos);
+  echo_session();
+}
+
+TEST_F(AgentTest, UnknownTestIsRefusedListingTheTests) {
+  start();
+  auto channel = open("rdma_teleport");
+  ASSERT_FALSE(channel.ok());
+  EXPECT_EQ(channel.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(channel.error().message().find("no test 'rdma_teleport'"), std::string::npos);
+  EXPECT_NE(channel.error().message().find("echo"), std::string::npos) << channel.error().message();
+}
+
+TEST_F(AgentTest, HandlerErrorsReachTheClient) {
+  start();
+  auto channel = open("fails");
+  ASSERT_TRUE(channel.ok()) << channel.error().message();
+  auto answer = channel->receive(5s);
+  ASSERT_TRUE(answer.ok());
+  Error e = error_from_message(*answer, "agent");
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_NE(e.message().find("opening rxe0: no such device"), std::string::npos);
+}
+
+TEST_F(AgentTest, StopEndsIdleAgentAndRefusesNewClients) {
+  start();
+  uint16_t port = agent_->port();
+  stop();
+  auto channel = open_session("127.0.0.1", port, "echo", "{}", 2s);
+  ASSERT_FALSE(channel.ok());
+  EXPECT_NE(channel.error().message().find("no fabric-probe agent listening on 127.0.0.1:" +
+                                           std::to_string(port)),
+            std::string::npos)
+      << channel.error().message();
+}
+
+TEST_F(AgentTest, StopCutsSessionsThatOutliveTheGrace) {
+  AgentOptions options;
+  options.stop_grace = 100ms;
+  start(options);
+  auto held = open("hold");
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  ASSERT_TRUE(wait_until([&] { return held_ == 1; }));
+  stop();
+  EXPECT_EQ(agent_->active_sessions(), 0u);
+  // The held client sees its session end (the agent's error, or the close).
+  auto after = held->receive(5s);
+  if (after.ok()) {
+    EXPECT_STREQ((*after)["type"].GetString(), "error");
+  } else {
+    EXPECT_NE(after.error().message().find("connection closed"), std::string::npos)
+        << after.error().message();
+  }
+}
+
+TEST(AgentClient, NothingListeningSaysHowToStartAnAgent) {
+  auto listener = listen_tcp("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  auto port = bound_port(listener->get());
+  ASSERT_TRUE(port.ok());
+  listener->reset(); // the port is now closed
+  auto channel = open_session("127.0.0.1", *port, "tcp_bw", "{}", 2s);
+  ASSERT_FALSE(channel.ok());
+  EXPECT_NE(channel.error().message().find(
+                "no fabric-probe agent listening on 127.0.0.1:" + std::to_string(*port) +
+                " \u2014 start `fabric-probe server`"),
+            std::string::npos)
+      << channel.error().message();
+  EXPECT_EQ(exit_status_for(channel.error().code()), kExitSystem);
+}
+
+// A fake agent of protocol 2: this client must refuse its welcome.
+TEST(AgentClient, RefusesAnAgentOfAnotherVersion) {
+  auto listener = listen_tcp("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  uint16_t port = *bound_port(listener->get());
+  std::thread fake([&] {
+    int fd = ::accept(listener->get(), nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    Channel channel(UniqueFd(fd), "client");
+    ASSERT_TRUE(channel.receive(5s).ok());
+    ASSERT_TRUE(channel.send(make_welcome({2, "fabric-probe 2.0", "future"})).ok());
+    (void)channel.receive(5s); // until the client hangs up
+  });
+  auto channel = open_session("127.0.0.1", port, "tcp_bw", "{}", 5s);
+  fake.join();
+  ASSERT_FALSE(channel.ok());
+  EXPECT_EQ(channel.error().code(), ErrorCode::kIncompatibleVersion);
+  EXPECT_NE(channel.error().message().find("agent at 127.0.0.1:" + std::to_string(port) +
+                                           " speaks fabric-probe protocol 2, this client "
+                                           "speaks 1: upgrade one side"),
+            std::string::npos)
+      << channel.error().message();
+}
+
+// A server that accepts and never answers: the handshake times out with a clear error.
+TEST(AgentClient, SilentServerIsATimeout) {
+  auto listener = listen_tcp("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  uint16_t port = *bound_port(listener->get());
+  auto channel = open_session("127.0.0.1", port, "tcp_bw", "{}", 300ms);
+  ASSERT_FALSE(channel.ok());
+  EXPECT_EQ(channel.error().code(), ErrorCode::kTimeout);
+  EXPECT_NE(channel.error().message().find("no answer to the hello"), std::string::npos)
+      << channel.error().message();
+}
+
+} // namespace
+} // namespace fabric::probes
