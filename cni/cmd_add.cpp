@@ -287,6 +287,8 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
   pod_if.mtu = pod_link.mtu;
   pod_if.sandbox = env.netns;
   pod_if.pci_id = plan.parent.pci_address;
+  pod_if.rdma_device = plan.parent.rdma_device;
+  if (gid_index) pod_if.gid_index = static_cast<int>(*gid_index);
   result.interfaces.push_back(pod_if);
   return render_result(result, conf.cni_version);
 }

@@ -92,12 +92,14 @@ Result<Interface> parse_interface(const Value& v, const std::string& path) {
                                {"mac", &iface.mac},
                                {"sandbox", &iface.sandbox},
                                {"socketPath", &iface.socket_path},
-                               {"pciID", &iface.pci_id}}) {
+                               {"pciID", &iface.pci_id},
+                               {"rdmaDevice", &iface.rdma_device}}) {
     auto s = json::get_optional_string(v, path, field);
     if (!s.ok()) return std::move(s).error();
     *target = optional_string_or_empty(s);
   }
   FABRIC_ASSIGN_OR_RETURN(iface.mtu, optional_int(v, path, "mtu", 0, INT_MAX));
+  FABRIC_ASSIGN_OR_RETURN(iface.gid_index, optional_int(v, path, "gidIndex", 0, INT_MAX));
   return iface;
 }
 
@@ -270,6 +272,8 @@ std::string render_result(const CniResult& result, std::string_view cni_version)
         write_nonempty(w, "socketPath", iface.socket_path);
         write_nonempty(w, "pciID", iface.pci_id);
       }
+      write_nonempty(w, "rdmaDevice", iface.rdma_device);
+      write_optional(w, "gidIndex", iface.gid_index);
       w.end_object();
     }
     w.end_array();

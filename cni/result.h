@@ -23,6 +23,12 @@ struct Interface {
   std::optional<int> mtu;          // 1.1.0
   std::string sandbox;             // the netns path for interfaces inside a container
   std::string socket_path, pci_id; // 1.1.0
+  // fabric-cni's own keys, in every version: the RDMA device behind the interface and the
+  // index of the pod's RoCE v2 GID on it ("rdmaDevice", "gidIndex"). libcni and Multus
+  // ignore keys they do not know; a person or a script reading the plugin's output, or
+  // the exporter, gets the GID to use without looking it up.
+  std::string rdma_device;
+  std::optional<int> gid_index;
   bool operator==(const Interface&) const = default;
 };
 

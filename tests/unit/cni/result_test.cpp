@@ -32,7 +32,7 @@ void expect_json_eq(const std::string& actual, const std::string& expected) {
 CniResult full_result() {
   CniResult r;
   r.interfaces.push_back(Interface{"net1", "02:00:0a:4d:01:0a", 4200, "/var/run/netns/pod",
-                                   "/run/vhost/net1.sock", "0000:3b:00.1"});
+                                   "/run/vhost/net1.sock", "0000:3b:00.1", "", std::nullopt});
   r.ips.push_back(IpConfig{"10.77.1.10/16", "10.77.0.1", 0});
   r.ips.push_back(IpConfig{"fd00:77::a/64", std::nullopt, 0});
   Route route;
@@ -99,6 +99,33 @@ TEST(CniResultRender, RoundTripsInEveryVersion) {
       EXPECT_EQ(parsed->routes, full_result().routes);
     }
   }
+}
+
+TEST(CniResultRender, RdmaDeviceAndGidIndexInEveryVersion) {
+  CniResult result;
+  Interface pod_if;
+  pod_if.name = "net1";
+  pod_if.sandbox = "/var/run/netns/pod";
+  pod_if.rdma_device = "mlx5_0";
+  pod_if.gid_index = 3;
+  result.interfaces.push_back(pod_if);
+  for (const auto& v : supported_versions()) {
+    SCOPED_TRACE(v);
+    auto doc = json::parse(render_result(result, v), "result");
+    ASSERT_TRUE(doc.ok());
+    EXPECT_STREQ((*doc)["interfaces"][0]["rdmaDevice"].GetString(), "mlx5_0");
+    EXPECT_EQ((*doc)["interfaces"][0]["gidIndex"].GetInt(), 3);
+    auto parsed = parse_result(render_result(result, v));
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    EXPECT_EQ(parsed->interfaces[0].gid_index, 3);
+    EXPECT_EQ(parsed->interfaces[0].rdma_device, "mlx5_0");
+  }
+  // Without an RDMA device (a veth parent) neither key appears.
+  result.interfaces[0].rdma_device.clear();
+  result.interfaces[0].gid_index.reset();
+  auto plain = render_result(result, "1.0.0");
+  EXPECT_EQ(plain.find("rdmaDevice"), std::string::npos);
+  EXPECT_EQ(plain.find("gidIndex"), std::string::npos);
 }
 
 TEST(CniResultParse, ReadsEveryVersionsIpamOutput) {

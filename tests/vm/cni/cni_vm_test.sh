@@ -55,7 +55,7 @@ fi
 
 state="$WORK/state/networks/roce/vmtest-fkpod1:net1.json"
 index=$(jq -r '.gid_index' "$state" 2>/dev/null || echo null)
-reported=$(jq -r '.interfaces[0].gid_index // empty' "$WORK/add-result.json" 2>/dev/null || true)
+reported=$(jq -r '.interfaces[0].gidIndex' "$WORK/add-result.json" 2>/dev/null || true)
 ports=/sys/class/infiniband/rxe0/ports/1
 if [[ $index != null ]] &&
    [[ $(cat "$ports/gids/$index") == "0000:0000:0000:0000:0000:ffff:0a4d:00c8" ]] &&
@@ -65,8 +65,9 @@ if [[ $index != null ]] &&
 else
   fail "GID at recorded index '$index': $(cat "$ports/gids/$index" "$ports/gid_attrs/ndevs/$index" 2>&1)"
 fi
-if [[ -z $reported || $reported == "$index" ]]; then
-  pass "the result reports the same GID index (${reported:-not in this result version})"
+if [[ $reported == "$index" ]] &&
+   [[ $(jq -r '.interfaces[0].rdmaDevice' "$WORK/add-result.json") == rxe0 ]]; then
+  pass "the result reports rdmaDevice rxe0 and the same GID index $index"
 else
   fail "result reports GID index $reported, state and sysfs say $index"
 fi
