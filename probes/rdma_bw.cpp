@@ -6,10 +6,6 @@
 #include <vector>
 
 #include "probes/rdma_clock.h"
-#include <cstdlib>
-#include <sched.h>
-static int exp_env(const char* n, int d){const char* v=getenv(n);return v?atoi(v):d;}
-
 #include "probes/rdma_triage.h"
 
 namespace fabric::probes {
@@ -69,9 +65,7 @@ uint32_t signal_interval(uint32_t tx_depth) {
 Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, const BwPhase& p,
                                ReceivePool& receives) {
   const std::size_t nqp = r.qp_count();
-  const uint32_t signal_every = exp_env("EXP_SIGNAL", signal_interval(p.tx_depth));
-  const uint64_t batch_max = exp_env("EXP_BATCH", kPostBatch);
-  const int noclock = exp_env("EXP_NOCLOCK", 0);
+  const uint32_t signal_every = signal_interval(p.tx_depth);
   const bool timed = p.iters == 0;
   // Inline data is copied by the CPU at post time: never from GPU memory.
   const bool use_inline = p.op != RdmaOp::kRead && p.size <= r.max_inline() && !r.gpu_memory();
@@ -128,7 +122,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
     for (std::size_t q = 0; q < senders.size(); ++q) {
       SendState& s = senders[q];
       uint64_t window = p.tx_depth - (s.posted - s.completed);
-      uint64_t n = std::min<uint64_t>({window, s.target - s.posted, batch_max});
+      uint64_t n = std::min<uint64_t>({window, s.target - s.posted, kPostBatch});
       if (n == 0) continue;
       for (uint64_t k = 0; k < n; ++k) {
         uint64_t seq = s.posted + k;
@@ -206,7 +200,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
       }
     }
 
-    if (!progress && !noclock && ++idle >= kIdleClockEvery) {
+    if (!progress && ++idle >= kIdleClockEvery) {
       idle = 0;
       int64_t t = now_ns();
       if (timed && t >= stop_at) {

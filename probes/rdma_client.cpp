@@ -9,10 +9,6 @@
 #include "probes/rdma_lat.h"
 #include "probes/rdma_link.h"
 #include "probes/rdma_probe.h"
-#include <cstdlib>
-#include <sched.h>
-static int exp_env(const char* n, int d){const char* v=getenv(n);return v?atoi(v):d;}
-
 #include "probes/session.h"
 
 namespace fabric::probes {
@@ -25,7 +21,7 @@ namespace {
 // sleep ends in a timer wakeup, which puts this thread on an idle CPU when its own is busy.
 // Outside the measured loop; costs nothing measurable elsewhere.
 void leave_the_agents_cpu() {
-  if (!exp_env("EXP_NOSLEEP", 0)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 RunRequest run_request(const RdmaOptions& o, uint64_t size) {

@@ -1,8 +1,4 @@
 #include "probes/rdma_connect.h"
-#include <cstdlib>
-#include <sched.h>
-static int exp_env(const char* n, int d){const char* v=getenv(n);return v?atoi(v):d;}
-
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -176,7 +172,7 @@ Result<void> connect_queue_pairs(RdmaResources& r, const RdmaEndpoint& local,
     return Error(ErrorCode::kDecode, "peer GID", "'" + remote.gid.gid + "' is not a GID");
   }
   const uint8_t rd_atomic =
-      static_cast<uint8_t>(std::min({r.max_rd_atomic(), remote.max_rd_atomic, static_cast<unsigned>(exp_env("EXP_RD", 255))}));
+      static_cast<uint8_t>(std::min({r.max_rd_atomic(), remote.max_rd_atomic, 255u}));
   for (std::size_t i = 0; i < r.qp_count(); ++i) {
     ibv_qp* qp = r.qp(i);
     const std::string which = "QP " + std::to_string(qp->qp_num);

@@ -1,8 +1,4 @@
 #include "probes/rdma_link.h"
-#include <cstdlib>
-#include <sched.h>
-static int exp_env(const char* n, int d){const char* v=getenv(n);return v?atoi(v):d;}
-
 
 #include <algorithm>
 
@@ -89,7 +85,7 @@ ResourceSpec resource_spec(const RdmaOptions& o) {
   if (o.test == RdmaTest::kBandwidth) {
     spec.send_depth = o.tx_depth;
     spec.recv_depth = o.op == RdmaOp::kSend ? kBwRecvDepth : 0;
-    spec.max_inline = exp_env("EXP_INLINE", kBwInline);
+    spec.max_inline = kBwInline;
   } else {
     spec.send_depth = kLatSendDepth;
     spec.recv_depth = o.op == RdmaOp::kSend ? kLatRecvDepth : 0;
