@@ -88,6 +88,7 @@ std::string_view error_code_name(ErrorCode code) {
   case ErrorCode::kInvalidConfig: return "invalid_config";
   case ErrorCode::kDecode: return "decode";
   case ErrorCode::kIncompatibleVersion: return "incompatible_version";
+  case ErrorCode::kPeerIncompatible: return "peer_incompatible";
   case ErrorCode::kInvalidEnvironment: return "invalid_environment";
   case ErrorCode::kNotFound: return "not_found";
   case ErrorCode::kAlreadyExists: return "already_exists";
@@ -117,6 +118,9 @@ constexpr CodeMapping kCodeTable[] = {
     {ErrorCode::kInvalidConfig, kExitUsage, 7},
     {ErrorCode::kDecode, kExitUsage, 6},
     {ErrorCode::kIncompatibleVersion, kExitUnsupported, 1},
+    // A remote agent of another version is a failure of the network step, like a missing
+    // one (exit 2), not something this build cannot do.
+    {ErrorCode::kPeerIncompatible, kExitSystem, 1},
     {ErrorCode::kInvalidEnvironment, kExitUsage, 4},
     {ErrorCode::kNotFound, kExitSystem, 100},
     {ErrorCode::kAlreadyExists, kExitSystem, 101},

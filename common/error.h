@@ -16,6 +16,7 @@ enum class ErrorCode {
   kInvalidConfig,       // well-formed configuration with a bad value
   kDecode,              // malformed JSON or other input that cannot be parsed
   kIncompatibleVersion, // protocol or spec version not supported
+  kPeerIncompatible,    // the peer at the other end speaks another protocol version
   kInvalidEnvironment,  // missing or malformed environment variable
   kNotFound,            // a named device, file or object does not exist
   kAlreadyExists,       // a name or object is taken

@@ -137,7 +137,7 @@ Result<Welcome> parse_welcome(const rapidjson::Value& message, std::string_view 
     if (string_field(message, "code") == kErrorIncompatibleVersion) {
       int theirs = version_field(message);
       if (theirs != 0 && theirs != kProtocolVersion) {
-        return Error(ErrorCode::kIncompatibleVersion, "handshake with " + std::string(agent),
+        return Error(ErrorCode::kPeerIncompatible, "handshake with " + std::string(agent),
                      version_mismatch(them, theirs, "this client"));
       }
     }
@@ -153,7 +153,7 @@ Result<Welcome> parse_welcome(const rapidjson::Value& message, std::string_view 
   Welcome welcome;
   welcome.version = version_field(message);
   if (welcome.version != kProtocolVersion) {
-    return Error(ErrorCode::kIncompatibleVersion, "handshake with " + std::string(agent),
+    return Error(ErrorCode::kPeerIncompatible, "handshake with " + std::string(agent),
                  version_mismatch(them, welcome.version, "this client"));
   }
   welcome.agent = string_field(message, "agent");

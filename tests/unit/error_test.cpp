@@ -35,6 +35,7 @@ TEST(Error, ExitStatusesFollowTheProjectConvention) {
   EXPECT_EQ(exit_status_for(ErrorCode::kInvalidArgument), 1);
   EXPECT_EQ(exit_status_for(ErrorCode::kSystem), 2);
   EXPECT_EQ(exit_status_for(ErrorCode::kNotFound), 2);
+  EXPECT_EQ(exit_status_for(ErrorCode::kPeerIncompatible), 2);
   EXPECT_EQ(exit_status_for(ErrorCode::kBelowThreshold), 3);
   EXPECT_EQ(exit_status_for(ErrorCode::kUnsupported), 4);
   EXPECT_EQ(exit_status_for(ErrorCode::kNotBuilt), 4);

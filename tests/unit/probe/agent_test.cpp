@@ -336,7 +336,7 @@ TEST(AgentClient, RefusesAnAgentOfAnotherVersion) {
   auto channel = open_session("127.0.0.1", port, "tcp_bw", "{}", 5s);
   fake.join();
   ASSERT_FALSE(channel.ok());
-  EXPECT_EQ(channel.error().code(), ErrorCode::kIncompatibleVersion);
+  EXPECT_EQ(channel.error().code(), ErrorCode::kPeerIncompatible);
   EXPECT_NE(channel.error().message().find("agent at 127.0.0.1:" + std::to_string(port) +
                                            " speaks fabric-probe protocol 2, this client "
                                            "speaks 1: upgrade one side"),

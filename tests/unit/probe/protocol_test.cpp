@@ -78,7 +78,7 @@ TEST(ProbeProtocol, ClientAcceptsWelcomeOfItsVersion) {
 TEST(ProbeProtocol, ClientRefusesWelcomeOfAnotherVersion) {
   auto got = parse_welcome(parse(make_welcome({2, "fabric-probe 9", "node-b"})), "node-b:18515");
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.error().code(), ErrorCode::kIncompatibleVersion);
+  EXPECT_EQ(got.error().code(), ErrorCode::kPeerIncompatible);
   EXPECT_NE(got.error().message().find("agent at node-b:18515 speaks fabric-probe protocol 2, "
                                        "this client speaks 1: upgrade one side"),
             std::string::npos)
@@ -91,7 +91,7 @@ TEST(ProbeProtocol, NewerAgentsRefusalNamesBothVersions) {
       parse(R"({"type":"error","code":"incompatible_version","message":"...","version":3})");
   auto got = parse_welcome(refusal, "[fd00::2]:18515");
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.error().code(), ErrorCode::kIncompatibleVersion);
+  EXPECT_EQ(got.error().code(), ErrorCode::kPeerIncompatible);
   EXPECT_NE(got.error().message().find("agent at [fd00::2]:18515 speaks fabric-probe protocol 3"),
             std::string::npos)
       << got.error().message();

@@ -384,8 +384,8 @@ TEST_F(RdmaVm, ClientRefusesAnAgentOfAnotherVersion) {
   auto cli = probe({"bw", "127.0.0.1", "-p", std::to_string(*port), "-n", "10"});
   fake.join();
   ASSERT_TRUE(cli.ok()) << cli.error().message();
-  // A version mismatch maps like every other through the one table (exit 4, unsupported).
-  EXPECT_EQ(cli->exit_status, exit_status_for(ErrorCode::kIncompatibleVersion)) << cli->stderr_text;
+  // An agent of another version fails the probe like a missing one: exit 2.
+  EXPECT_EQ(cli->exit_status, 2) << cli->stderr_text;
   EXPECT_NE(cli->stderr_text.find("protocol 2"), std::string::npos) << cli->stderr_text;
   EXPECT_NE(cli->stderr_text.find("upgrade one side"), std::string::npos) << cli->stderr_text;
 }
