@@ -14,7 +14,27 @@ target_include_directories(fabric_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE
 target_compile_definitions(fabric_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
 add_library(fabric::rapidjson ALIAS fabric_rapidjson)
 
+# spdlog and fmt are compiled into each binary (header-only), so no fabrickit binary needs
+# their shared libraries on the host: fabric-cni is copied onto nodes by a DaemonSet and
+# runs with whatever the node has.
+add_library(fabric_logging INTERFACE)
+target_compile_definitions(fabric_logging INTERFACE SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY=1)
+target_include_directories(fabric_logging SYSTEM INTERFACE
+  $<TARGET_PROPERTY:spdlog::spdlog_header_only,INTERFACE_INCLUDE_DIRECTORIES>)
+target_link_libraries(fabric_logging INTERFACE Threads::Threads)
+add_library(fabric::logging ALIAS fabric_logging)
+
+# libnl: shared by default; the static archives for an executable whose FABRIC_STATIC
+# property is set (fabric-cni). Those archives must not meet the shared libnl that
+# libibverbs loads, so a static executable never links verbs.
 pkg_check_modules(LIBNL REQUIRED IMPORTED_TARGET libnl-3.0 libnl-route-3.0)
+find_library(FABRIC_LIBNL_ROUTE_STATIC NAMES libnl-route-3.a)
+find_library(FABRIC_LIBNL_STATIC NAMES libnl-3.a)
+add_library(fabric_libnl INTERFACE)
+target_link_libraries(fabric_libnl INTERFACE
+  "$<IF:$<BOOL:$<TARGET_PROPERTY:FABRIC_STATIC>>,${FABRIC_LIBNL_ROUTE_STATIC};${FABRIC_LIBNL_STATIC},PkgConfig::LIBNL>")
+target_include_directories(fabric_libnl SYSTEM INTERFACE ${LIBNL_INCLUDE_DIRS})
+add_library(fabric::libnl ALIAS fabric_libnl)
 
 set(FABRIC_HAVE_VERBS OFF)
 if(WITH_VERBS)
