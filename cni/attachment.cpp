@@ -149,13 +149,15 @@ Result<void> release_attachment(Invocation& inv, const AttachmentRecord& record,
     if (!first_failure) first_failure = std::move(step).error().with_context(what);
   };
 
+  // IPAM first, while the pod's interface still exists: the dhcp plugin sends its
+  // DHCPRELEASE through it (the reference plugins use the same order).
+  note(ipam_run_for(inv, Command::kDel, record.netconf, record.container_id, record.ifname),
+       "the IPAM allocation");
   if (record.mode == Mode::kShared) {
     note(release_shared_link(record, netns), "the pod interface");
   } else {
     note(release_exclusive_link(record, netns, inv.context.sysfs), "the moved device");
   }
-  note(ipam_run_for(inv, Command::kDel, record.netconf, record.container_id, record.ifname),
-       "the IPAM allocation");
   if (record.device_info_created && !record.device_info_file.empty()) {
     if (::unlink(record.device_info_file.c_str()) != 0 && errno != ENOENT) {
       note(Error::from_errno(errno, "unlink", record.device_info_file), "the device-info file");

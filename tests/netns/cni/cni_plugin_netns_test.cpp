@@ -759,6 +759,43 @@ TEST_F(CniPluginNetns, DelWithoutAnyAddSucceeds) {
   expect_no_attachment("never-added", pod_name("pod"));
 }
 
+// The dhcp plugin releases its lease through the pod's interface, so IPAM DEL must run
+// before the interface goes. An IPAM "plugin" that notes whether CNI_IFNAME exists in
+// CNI_NETNS and then hands over to the real host-local observes the order.
+TEST_F(CniPluginNetns, DelReleasesTheAddressWhileThePodInterfaceStillExists) {
+  const std::string pod = add_pod("pod");
+  const std::string plugins = dir_ + "/plugins", seen = dir_ + "/seen";
+  fs::create_directories(plugins);
+  {
+    std::ofstream script(plugins + "/witness");
+    script << "#!/bin/sh\n"
+              "if [ \"$CNI_COMMAND\" = DEL ]; then\n"
+              "  if nsenter --net=\"$CNI_NETNS\" ip link show \"$CNI_IFNAME\" >/dev/null 2>&1\n"
+              "  then echo present >>" << seen << "; else echo absent >>" << seen << "; fi\n"
+              "fi\n"
+              "exec /usr/lib/cni/host-local\n";
+  }
+  fs::permissions(plugins + "/witness", fs::perms::owner_all);
+  Conf c = conf();
+  std::string ipam = host_local();
+  ipam.replace(ipam.find("host-local"), std::string("host-local").size(), "witness");
+  c.set("ipam", ipam);
+  CniCall add;
+  add.command = "ADD";
+  add.container_id = "c1";
+  add.netns = pod;
+  add.ifname = kIfname;
+  add.path = plugins + ":/usr/lib/cni";
+  add.config = c.str();
+  ASSERT_TRUE(run(add).ok());
+  CniCall del = add;
+  del.command = "DEL";
+  CniReply reply = run(del);
+  EXPECT_TRUE(reply.ok()) << reply.describe();
+  EXPECT_EQ(read_text(seen), "present\n");
+  expect_no_attachment("c1", pod_name("pod"));
+}
+
 // --- 7. many pods at once on one parent ---
 
 TEST_F(CniPluginNetns, FiftyPodsAddAndDelConcurrently) {
