@@ -239,7 +239,14 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
     }
   }
 
-  if (conf.device_info_file) {
+  const bool device_to_describe =
+      !plan.parent.pci_address.empty() || !plan.parent.rdma_device.empty();
+  if (conf.device_info_file && !device_to_describe) {
+    // A "pci" record without a PCI address is invalid by the spec: write nothing, and
+    // leave a file someone else wrote as it is.
+    spdlog::info("{} has neither a PCI function nor an RDMA device: no device-info written",
+                 plan.parent.netdev);
+  } else if (conf.device_info_file) {
     // Keep the previous content so a rollback restores the device plugin's file exactly.
     auto before = read_file(*conf.device_info_file);
     FABRIC_ASSIGN_OR_RETURN(auto written,
