@@ -265,6 +265,13 @@ Result<void> create_macvlan(const std::string& parent, int target_netns_fd, cons
                                "create the macvlan under a temporary name and rename it inside"
                              : "");
   }
+  if (created.error().sys_errno() == EINVAL) {
+    // The kernel refuses passthru sharing with a bare EINVAL.
+    return std::move(created).error().with_context(what).with_hint(
+        "a passthru macvlan must be its parent's only macvlan: either " + parent +
+        " already has one in passthru mode, or passthru was asked for on a parent that "
+        "already has macvlans; use another parent or mode \"bridge\"");
+  }
   return std::move(created).error().with_context(what);
 }
 

@@ -564,6 +564,8 @@ TEST_F(CniPluginNetns, MacvlanModesAreAppliedAndPassthruTakesTheParentAlone) {
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.code(), -1) << "an error object on stdout: " << refused.describe();
   EXPECT_TRUE(contains(refused.msg(), parent_)) << refused.msg();
+  EXPECT_TRUE(contains(refused.describe(), "passthru macvlan must be its parent's only"))
+      << refused.describe();
   EXPECT_EQ(link_names(pod_name("pt2")), std::vector<std::string>{"lo"});
   expect_no_attachment("c-pt2", pod_name("pt2"));
   // ... and the first one is untouched.
