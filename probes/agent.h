@@ -75,6 +75,9 @@ public:
 
   // The agent is stopping: a long test should wind down.
   bool stop_requested() const;
+  // Set once the agent cuts this session (stop_grace ran out). Busy loops that watch no
+  // socket (the RDMA data phases) poll it.
+  const std::atomic<bool>& cut_flag() const { return aborted_; }
 
 private:
   friend class Agent;
@@ -93,7 +96,7 @@ private:
   std::string cookie_;
   std::vector<UniqueFd> streams_;
   std::size_t attached_ = 0;
-  bool aborted_ = false;
+  std::atomic<bool> aborted_{false};
 };
 
 // A test's server side. It owns the channel after the welcome and ends with a "result"

@@ -56,16 +56,26 @@ Error stall_error(const RdmaResources& r, const RdmaEndpoint& remote,
   return triage_error(RdmaStep::kDataPhase, "waiting for completions (" + progress + ")", 0, facts);
 }
 
+bool was_cut(const BwPhase& p) {
+  return p.cut != nullptr && p.cut->load(std::memory_order_relaxed);
+}
+
+Error cut_error() {
+  return Error(ErrorCode::kTryAgain, "bandwidth run", "the agent is stopping: session cut");
+}
+
 } // namespace
 
-uint32_t signal_interval(uint32_t tx_depth) {
-  return std::clamp<uint32_t>(tx_depth / 2, 1, 64);
+uint32_t signal_interval(uint32_t tx_depth, uint64_t message_size) {
+  uint64_t by_bytes = kSignalBytes / std::max<uint64_t>(message_size, 1);
+  uint64_t every = std::min<uint64_t>({tx_depth / 2, 64, by_bytes});
+  return static_cast<uint32_t>(std::max<uint64_t>(every, 1));
 }
 
 Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, const BwPhase& p,
                                ReceivePool& receives) {
   const std::size_t nqp = r.qp_count();
-  const uint32_t signal_every = signal_interval(p.tx_depth);
+  const uint32_t signal_every = signal_interval(p.tx_depth, p.size);
   const bool timed = p.iters == 0;
   // Inline data is copied by the CPU at post time: never from GPU memory.
   const bool use_inline = p.op != RdmaOp::kRead && p.size <= r.max_inline() && !r.gpu_memory();
@@ -163,6 +173,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
           s.completed = done;
           if (s.completed == s.target) --senders_left;
         }
+        if (was_cut(p)) return cut_error();
         int64_t t = now_ns();
         last_completion = last_progress = t;
         if (window_count >= peak_window && t > window_start) {
@@ -195,6 +206,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
         }
       }
       if (n > 0) {
+        if (was_cut(p)) return cut_error();
         progress = true;
         last_progress = now_ns();
       }
@@ -202,6 +214,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
 
     if (!progress && ++idle >= kIdleClockEvery) {
       idle = 0;
+      if (was_cut(p)) return cut_error();
       int64_t t = now_ns();
       if (timed && t >= stop_at) {
         for (auto& s : senders) {

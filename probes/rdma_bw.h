@@ -22,6 +22,7 @@
 //   counting (which a timed run could not).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -42,10 +43,17 @@ struct BwPhase {
   bool send = true;     // this side posts the operation
   bool receive = false; // this side takes the peer's sends (op send, the peer sends)
   std::chrono::milliseconds stall_timeout{std::chrono::seconds(10)};
+  // Set by the agent when it cuts the session (it is stopping): the loop ends early.
+  const std::atomic<bool>* cut = nullptr;
 };
 
-// Selective signaling interval for a TX depth.
-uint32_t signal_interval(uint32_t tx_depth);
+// Selective signaling: every how many work requests one asks for a completion. At most
+// half the TX depth (so a QP's window reopens before it is empty) and 64, and at most
+// kSignalBytes of messages, so that the first completion of a run with large messages on
+// many QPs does not wait for gigabytes to cross the wire (the stall timeout would take
+// that for a hang).
+inline constexpr uint64_t kSignalBytes = 4ull << 20;
+uint32_t signal_interval(uint32_t tx_depth, uint64_t message_size);
 
 // Runs one phase. `receives` must be primed when `phase.receive` is set. Returns what this
 // side sent (all zero for a receive-only phase).

@@ -11,16 +11,21 @@ constexpr uint32_t kSpinsPerClockCheck = 4096;
 
 class Stall {
 public:
-  Stall(const RdmaResources& r, const RdmaEndpoint& remote, std::chrono::milliseconds timeout)
-      : r_(r), remote_(remote), timeout_(timeout),
-        limit_ns_(std::chrono::nanoseconds(timeout).count()), last_(now_ns()) {}
+  Stall(const RdmaResources& r, const RdmaEndpoint& remote, const LatPhase& phase)
+      : r_(r), remote_(remote), timeout_(phase.stall_timeout), cut_(phase.cut),
+        limit_ns_(std::chrono::nanoseconds(timeout_).count()), last_(now_ns()) {}
 
   // An answer came: the stall clock restarts (read lazily, at the next idle check).
   void answered() { fresh_ = true; }
-  // Called on every idle spin; looks at the clock only now and then.
+  // Called on every idle spin; looks at the clock (and whether the agent cut the session)
+  // only now and then.
   bool expired() {
     if (++spins_ < kSpinsPerClockCheck) return false;
     spins_ = 0;
+    if (cut_ != nullptr && cut_->load(std::memory_order_relaxed)) {
+      was_cut_ = true;
+      return true;
+    }
     int64_t t = now_ns();
     if (fresh_) {
       fresh_ = false;
@@ -30,6 +35,9 @@ public:
     return t - last_ > limit_ns_;
   }
   Error error(const std::string& waiting_for) const {
+    if (was_cut_) {
+      return Error(ErrorCode::kTryAgain, waiting_for, "the agent is stopping: session cut");
+    }
     TriageFacts facts;
     facts.device = r_.device_name();
     facts.port = r_.port();
@@ -53,10 +61,12 @@ private:
   const RdmaResources& r_;
   const RdmaEndpoint& remote_;
   std::chrono::milliseconds timeout_;
+  const std::atomic<bool>* cut_;
   int64_t limit_ns_;
   int64_t last_;
   uint32_t spins_ = 0;
   bool fresh_ = false;
+  bool was_cut_ = false;
 };
 
 // One prebuilt work request, posted again and again, with a completion asked for every
@@ -123,7 +133,6 @@ public:
     return Ok();
   }
 
-  ibv_send_wr& wr() { return wr_; }
 
 private:
   ibv_qp* qp_;
@@ -163,7 +172,7 @@ Result<void> wait_tag(const volatile uint8_t* byte, uint8_t tag, Stall& stall) {
 Result<std::vector<double>> run_lat_client(RdmaResources& r, const RdmaEndpoint& remote,
                                            const LatPhase& p, ReceivePool& receives) {
   std::vector<double> samples(p.iters);
-  Stall stall(r, remote, p.stall_timeout);
+  Stall stall(r, remote, p);
   const ibv_wr_opcode opcode = p.op == RdmaOp::kSend    ? IBV_WR_SEND
                                : p.op == RdmaOp::kWrite ? IBV_WR_RDMA_WRITE
                                                         : IBV_WR_RDMA_READ;
@@ -213,7 +222,7 @@ Result<std::vector<double>> run_lat_client(RdmaResources& r, const RdmaEndpoint&
 Result<uint64_t> run_lat_server(RdmaResources& r, const RdmaEndpoint& remote, const LatPhase& p,
                                 ReceivePool& receives) {
   if (p.op == RdmaOp::kRead) return uint64_t{0};
-  Stall stall(r, remote, p.stall_timeout);
+  Stall stall(r, remote, p);
   const ibv_wr_opcode opcode = p.op == RdmaOp::kSend ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
   Poster poster(r, remote, opcode, p.size, stall);
   uint8_t* tx_tag = r.local_half(0) + p.size - 1;

@@ -8,11 +8,13 @@
 // - read: the client reads from the agent's buffer and waits for the completion; the
 //   sample is the whole read (perftest reports it that way too). The agent is passive.
 //
-// Both sides busy-poll; one clock read per iteration (CLOCK_MONOTONIC_RAW, the time between
-// two consecutive answers); small messages go inline; send completions are requested only
+// Both sides busy-poll; one clock read per iteration (the time between two consecutive
+// answers; SampleClock in rdma_clock.h: CLOCK_MONOTONIC_RAW, or the CPU cycle counter
+// calibrated against it); small messages go inline; send completions are requested only
 // every 16th message and reaped without waiting for them.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -34,6 +36,8 @@ struct LatPhase {
   uint64_t size = 0;
   uint64_t iters = 0;
   std::chrono::milliseconds stall_timeout{std::chrono::seconds(10)};
+  // Set by the agent when it cuts the session (it is stopping): the loop ends early.
+  const std::atomic<bool>* cut = nullptr;
 };
 
 // The client's side: one sample per iteration, in microseconds (round trip / 2 for send

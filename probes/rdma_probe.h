@@ -19,6 +19,7 @@
 namespace fabric::probes {
 
 class Agent;
+class AgentSession;
 
 inline constexpr const char* kRdmaBwTest = "rdma_bw";
 inline constexpr const char* kRdmaLatTest = "rdma_lat";
@@ -36,8 +37,8 @@ Result<RdmaBwReport> run_rdma_bw(const RdmaOptions& options);
 Result<RdmaLatReport> run_rdma_lat(const RdmaOptions& options);
 
 // The agent's side of one session; `params` is the hello's params object.
-Result<void> serve_rdma_bw(Channel& channel, const rapidjson::Value& params);
-Result<void> serve_rdma_lat(Channel& channel, const rapidjson::Value& params);
+Result<void> serve_rdma_bw(AgentSession& session, const rapidjson::Value& params);
+Result<void> serve_rdma_lat(AgentSession& session, const rapidjson::Value& params);
 
 // Mesh delegation: runs the client side against host:port with `params` (the same object
 // as the hello's) and returns the report as a JSON document.

@@ -48,7 +48,8 @@ Result<std::optional<RunRequest>> next_run(Channel& channel, const RdmaOptions& 
   return std::optional<RunRequest>(run);
 }
 
-Result<void> serve_bw(Channel& channel, const rapidjson::Value& params) {
+Result<void> serve_bw(AgentSession& session, const rapidjson::Value& params) {
+  Channel& channel = session.channel();
   FABRIC_ASSIGN_OR_RETURN(RdmaOptions o, rdma_options_from_params(RdmaTest::kBandwidth, params));
   FABRIC_ASSIGN_OR_RETURN(auto link, accept_server_link(channel, o));
   const auto before = snapshot_counters(*link);
@@ -65,6 +66,7 @@ Result<void> serve_bw(Channel& channel, const rapidjson::Value& params) {
     phase.send = o.bidir;
     phase.receive = o.op == RdmaOp::kSend;
     phase.stall_timeout = o.timeout;
+    phase.cut = &session.cut_flag();
     FABRIC_TRY(channel.send(encode_simple(kMsgReady), o.timeout));
     SideStats mine;
     if (phase.send || phase.receive) {
@@ -79,7 +81,8 @@ Result<void> serve_bw(Channel& channel, const rapidjson::Value& params) {
   return channel.send(encode_result(counters_json(before, after)), o.timeout);
 }
 
-Result<void> serve_lat(Channel& channel, const rapidjson::Value& params) {
+Result<void> serve_lat(AgentSession& session, const rapidjson::Value& params) {
+  Channel& channel = session.channel();
   FABRIC_ASSIGN_OR_RETURN(RdmaOptions o, rdma_options_from_params(RdmaTest::kLatency, params));
   FABRIC_ASSIGN_OR_RETURN(auto link, accept_server_link(channel, o));
   const auto before = snapshot_counters(*link);
@@ -92,6 +95,7 @@ Result<void> serve_lat(Channel& channel, const rapidjson::Value& params) {
     phase.size = run->size;
     phase.iters = run->iters;
     phase.stall_timeout = o.timeout;
+    phase.cut = &session.cut_flag();
     FABRIC_TRY(channel.send(encode_simple(kMsgReady), o.timeout));
     FABRIC_ASSIGN_OR_RETURN(uint64_t answered,
                             run_lat_server(*link->resources, link->remote, phase, link->receives));
@@ -106,21 +110,21 @@ Result<void> serve_lat(Channel& channel, const rapidjson::Value& params) {
 
 } // namespace
 
-Result<void> serve_rdma_bw(Channel& channel, const rapidjson::Value& params) {
-  auto served = serve_bw(channel, params);
+Result<void> serve_rdma_bw(AgentSession& session, const rapidjson::Value& params) {
+  auto served = serve_bw(session, params);
   if (!served.ok()) return with_hint_in_message(std::move(served).error());
   return Ok();
 }
 
-Result<void> serve_rdma_lat(Channel& channel, const rapidjson::Value& params) {
-  auto served = serve_lat(channel, params);
+Result<void> serve_rdma_lat(AgentSession& session, const rapidjson::Value& params) {
+  auto served = serve_lat(session, params);
   if (!served.ok()) return with_hint_in_message(std::move(served).error());
   return Ok();
 }
 
 void register_rdma_tests(Agent& agent) {
-  agent.register_test(kRdmaBwTest, serve_rdma_bw);
-  agent.register_test(kRdmaLatTest, serve_rdma_lat);
+  agent.register_session_test(kRdmaBwTest, serve_rdma_bw);
+  agent.register_session_test(kRdmaLatTest, serve_rdma_lat);
   agent.register_runner(kRdmaBwTest, run_rdma_bw_report);
   agent.register_runner(kRdmaLatTest, run_rdma_lat_report);
 }

@@ -26,10 +26,10 @@ Result<RdmaBwReport> run_rdma_bw(const RdmaOptions&) {
 Result<RdmaLatReport> run_rdma_lat(const RdmaOptions&) {
   return not_built(kRdmaLatTest);
 }
-Result<void> serve_rdma_bw(Channel&, const rapidjson::Value&) {
+Result<void> serve_rdma_bw(AgentSession&, const rapidjson::Value&) {
   return not_built(kRdmaBwTest);
 }
-Result<void> serve_rdma_lat(Channel&, const rapidjson::Value&) {
+Result<void> serve_rdma_lat(AgentSession&, const rapidjson::Value&) {
   return not_built(kRdmaLatTest);
 }
 Result<std::string> run_rdma_bw_report(const std::string&, uint16_t, const rapidjson::Value&) {
@@ -40,8 +40,8 @@ Result<std::string> run_rdma_lat_report(const std::string&, uint16_t, const rapi
 }
 
 void register_rdma_tests(Agent& agent) {
-  agent.register_test(kRdmaBwTest, serve_rdma_bw);
-  agent.register_test(kRdmaLatTest, serve_rdma_lat);
+  agent.register_session_test(kRdmaBwTest, serve_rdma_bw);
+  agent.register_session_test(kRdmaLatTest, serve_rdma_lat);
   agent.register_runner(kRdmaBwTest, run_rdma_bw_report);
   agent.register_runner(kRdmaLatTest, run_rdma_lat_report);
 }

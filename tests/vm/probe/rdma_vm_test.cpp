@@ -464,6 +464,43 @@ TEST_F(RdmaVm, PeerThatVanishesMidRunDoesNotHangTheClient) {
       << m;
 }
 
+// rxe's count of packets received; 0 when unreadable.
+uint64_t received_packets() {
+  std::ifstream in("/sys/class/infiniband/" + env("FABRIC_LAB_RDMA_DEV") +
+                   "/ports/1/hw_counters/rcvd_pkts");
+  uint64_t v = 0;
+  in >> v;
+  return v;
+}
+
+// The agent's data loops watch no socket. When the agent stops, a run set for ten minutes
+// must end once stop_grace has passed and the agent cut the session, not at its duration.
+TEST_F(RdmaVm, StoppingTheAgentCutsALongRun) {
+  AgentOptions options;
+  options.stop_grace = 1s;
+  Agent agent(options);
+  register_rdma_tests(agent);
+  ASSERT_TRUE(agent.listen().ok());
+  std::atomic<bool> served{false};
+  std::thread serving([&] {
+    (void)agent.serve();
+    served = true;
+  });
+  RdmaOptions o = base_options(RdmaTest::kBandwidth, addr_, agent.port());
+  o.op = RdmaOp::kSend; // the agent receives: it is in its busy loop for the whole run
+  o.iters = 0;
+  o.duration = 600s;
+  std::thread client([&] { (void)run_rdma_bw(o); });
+  const uint64_t before = received_packets();
+  const bool flowing = wait_until([&] { return received_packets() > before + 1000; }, 60s);
+  agent.request_stop();
+  const bool stopped = wait_until([&] { return served.load(); }, 120s);
+  serving.join();
+  client.join(); // its QPs lost their peer: the client fails within its own timeout
+  ASSERT_TRUE(flowing) << "no traffic reached the agent";
+  EXPECT_TRUE(stopped) << "the agent waited for the run instead of cutting it";
+}
+
 // --- two nodes ---------------------------------------------------------------------------
 
 constexpr uint16_t kTwoNodePort = 18515;

@@ -1,0 +1,30 @@
+// The bandwidth loop's selective signaling interval.
+#include <gtest/gtest.h>
+
+#include "probes/rdma_bw.h"
+
+namespace fabric::probes {
+namespace {
+
+TEST(RdmaBwSignalInterval, HalfTheTxDepthAtMost64) {
+  EXPECT_EQ(signal_interval(128, 65536), 64u); // perftest's defaults: every 64th
+  EXPECT_EQ(signal_interval(16, 65536), 8u);
+  EXPECT_EQ(signal_interval(1, 65536), 1u);
+  EXPECT_EQ(signal_interval(8192, 2), 64u);
+}
+
+// A QP asks for its first completion after at most kSignalBytes of messages, so large
+// messages on many QPs cannot keep the loop waiting past the stall timeout.
+TEST(RdmaBwSignalInterval, LargeMessagesAreSignalledWithinAFewMegabytes) {
+  EXPECT_EQ(signal_interval(128, 1 << 20), 4u);
+  EXPECT_EQ(signal_interval(128, 16 << 20), 1u);
+  EXPECT_EQ(signal_interval(128, 1ull << 30), 1u);
+  for (uint64_t size = 1; size <= (1ull << 30); size *= 2) {
+    uint32_t every = signal_interval(128, size);
+    EXPECT_GE(every, 1u) << size;
+    EXPECT_LE(every * size, std::max<uint64_t>(kSignalBytes, size)) << size;
+  }
+}
+
+} // namespace
+} // namespace fabric::probes
