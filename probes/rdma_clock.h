@@ -33,7 +33,6 @@ public:
   // A raw timestamp; differences are converted with ns_per_tick() after end().
   int64_t ticks() const;
   double ns_per_tick() const { return ns_per_tick_; }
-  bool uses_cycle_counter() const { return use_tsc_; }
 
 private:
   bool use_tsc_ = false;

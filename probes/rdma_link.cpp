@@ -75,6 +75,19 @@ Result<void> prime_receives(RdmaLink& link) {
   return link.receives.prime(*link.resources, depth);
 }
 
+// The peer's endpoint message, checked against this test: a peer whose buffers cannot
+// hold the largest message would fail mid-run with a remote access error instead.
+Result<RdmaEndpoint> receive_endpoint(Channel& channel, const RdmaOptions& o) {
+  FABRIC_ASSIGN_OR_RETURN(auto msg, expect_message(channel, kMsgEndpoint, o.timeout));
+  FABRIC_ASSIGN_OR_RETURN(RdmaEndpoint remote, decode_endpoint(msg, o.qps));
+  if (remote.region_bytes < o.max_size()) {
+    return Error(ErrorCode::kPeerIncompatible, "endpoint.region_bytes",
+                 "the peer's buffers hold " + std::to_string(remote.region_bytes) +
+                     " bytes per message, the test sends " + std::to_string(o.max_size()));
+  }
+  return remote;
+}
+
 } // namespace
 
 ResourceSpec resource_spec(const RdmaOptions& o) {
@@ -84,7 +97,9 @@ ResourceSpec resource_spec(const RdmaOptions& o) {
   spec.gpu = o.gpu;
   if (o.test == RdmaTest::kBandwidth) {
     spec.send_depth = o.tx_depth;
-    spec.recv_depth = o.op == RdmaOp::kSend ? kBwRecvDepth : 0;
+    // As deep as the sender's window, so that a full window never meets an empty receive
+    // queue (each RNR NAK backs the sender off for a while).
+    spec.recv_depth = o.op == RdmaOp::kSend ? std::max(kBwRecvDepth, o.tx_depth) : 0;
     spec.max_inline = kBwInline;
   } else {
     spec.send_depth = kLatSendDepth;
@@ -99,8 +114,10 @@ std::chrono::milliseconds phase_bound(const RdmaOptions& o, uint64_t size) {
   if (o.duration) {
     seconds += std::chrono::duration<double>(*o.duration).count();
   } else {
-    double bytes = static_cast<double>(o.iters) * static_cast<double>(size) * o.qps;
-    seconds += bytes * (o.bidir ? 2 : 1) / 1e6;
+    // Small messages are bound by their round trips, not their bytes (a soft-RoCE read
+    // takes tens of microseconds): at least 100 us each.
+    double messages = static_cast<double>(o.iters) * o.qps * (o.bidir ? 2 : 1);
+    seconds += messages * std::max(static_cast<double>(size) / 1e6, 1e-4);
   }
   seconds = std::min(seconds, 86400.0 * 2);
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -141,8 +158,7 @@ Result<std::unique_ptr<RdmaLink>> connect_client_link(Channel& channel, const Rd
     FABRIC_TRY(link->resources->create_qps());
     link->local = describe_endpoint(*link->resources, gid, o.mtu, make_psns(o.qps));
     FABRIC_TRY(channel.send(encode_endpoint(link->local), o.timeout));
-    FABRIC_ASSIGN_OR_RETURN(auto msg, expect_message(channel, kMsgEndpoint, o.timeout));
-    FABRIC_ASSIGN_OR_RETURN(link->remote, decode_endpoint(msg, o.qps));
+    FABRIC_ASSIGN_OR_RETURN(link->remote, receive_endpoint(channel, o));
     FABRIC_TRY(agree_on_gids(link->local.gid, link->remote.gid));
     PathSettings path{agreed_mtu(link->local, link->remote), o.traffic_class, o.sl};
     FABRIC_TRY(check_path_mtu(link->local, link->remote, path.mtu));
@@ -154,8 +170,7 @@ Result<std::unique_ptr<RdmaLink>> connect_client_link(Channel& channel, const Rd
     w.begin_object().field("type", kMsgCmRequest).field("client_ipv4", route.local_ipv4);
     w.end_object();
     FABRIC_TRY(channel.send(w.str(), o.timeout));
-    FABRIC_ASSIGN_OR_RETURN(auto msg, expect_message(channel, kMsgEndpoint, o.timeout));
-    FABRIC_ASSIGN_OR_RETURN(link->remote, decode_endpoint(msg, o.qps));
+    FABRIC_ASSIGN_OR_RETURN(link->remote, receive_endpoint(channel, o));
     if (link->remote.cm_port == 0) {
       return Error(ErrorCode::kDecode, "endpoint.cm_port", "the agent sent no librdmacm port");
     }
@@ -180,8 +195,7 @@ Result<std::unique_ptr<RdmaLink>> accept_server_link(Channel& channel, const Rdm
   const RdmaServerView view = server_view(o);
   std::string peer = tcp_peer_ipv4(channel.fd());
   if (!o.use_cm) {
-    FABRIC_ASSIGN_OR_RETURN(auto msg, expect_message(channel, kMsgEndpoint, o.timeout));
-    FABRIC_ASSIGN_OR_RETURN(link->remote, decode_endpoint(msg, o.qps));
+    FABRIC_ASSIGN_OR_RETURN(link->remote, receive_endpoint(channel, o));
     if (peer.empty()) peer = link->remote.gid.ipv4;
     // Without the client's address (a forced non-IPv4 GID over a local socket), the GID
     // of the address the client aimed at is ours.
@@ -236,8 +250,7 @@ Result<std::unique_ptr<RdmaLink>> accept_server_link(Channel& channel, const Rdm
   FABRIC_ASSIGN_OR_RETURN(CmPath path, link->cm->path());
   link->local.gid = cm_gid(*link->resources, path.sgid_index, peer);
   FABRIC_TRY(prime_receives(*link));
-  FABRIC_ASSIGN_OR_RETURN(auto msg, expect_message(channel, kMsgEndpoint, o.timeout));
-  FABRIC_ASSIGN_OR_RETURN(link->remote, decode_endpoint(msg, o.qps));
+  FABRIC_ASSIGN_OR_RETURN(link->remote, receive_endpoint(channel, o));
   fill_info(*link, o, "rdma_cm", path.mtu);
   return link;
 }

@@ -24,8 +24,8 @@ namespace fabric::probes {
 inline constexpr const char* kMsgCmRequest = "rdma_cm_request";
 
 struct RdmaLink {
-  // Exactly one of the two owns the resources; cm is declared first so that it outlives
-  // nothing it does not own.
+  // Exactly one of the two owns the resources (`resources` points at them). Members are
+  // destroyed in reverse order, so `owned` goes before `cm`.
   std::unique_ptr<CmConnection> cm;
   std::unique_ptr<RdmaResources> owned;
   RdmaResources* resources = nullptr;
@@ -50,9 +50,9 @@ Result<rapidjson::Document> expect_message(Channel& channel, const char* type,
                                            std::chrono::milliseconds timeout);
 
 // How long one side may wait for the other's next message while a run of `size` goes
-// on: the step timeout, plus the run's duration or its data at a pessimistic 1 MB/s (a
-// one-sided run gives the passive side nothing else to watch; a peer that dies closes the
-// channel long before).
+// on: the step timeout, plus the run's duration or its messages at a pessimistic 1 MB/s
+// and at least 100 us each (a one-sided run gives the passive side nothing else to
+// watch; a peer that dies closes the channel long before).
 std::chrono::milliseconds phase_bound(const RdmaOptions& options, uint64_t size);
 
 // A counter snapshot of the link's port and netdev; nullopt (and a debug log) when the

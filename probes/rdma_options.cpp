@@ -98,16 +98,17 @@ Result<void> validate(const RdmaOptions& o, const Naming& name) {
   if (o.sizes.empty()) return invalid(name(Field::kSize), "no message size");
   for (uint64_t s : o.sizes)
     FABRIC_TRY(check_size(s, name(Field::kSize)));
+  if (o.qps < 1 || o.qps > kMaxQps) {
+    return invalid(name(Field::kQps), std::to_string(o.qps) + " is out of range (1 to " +
+                                          std::to_string(kMaxQps) + ")");
+  }
+  // Cannot overflow: at most 64 QPs x 2 x 1 GiB.
   uint64_t buffers = static_cast<uint64_t>(o.qps) * 2 * o.max_size();
-  if (o.max_size() > 0 && buffers / o.max_size() / 2 == o.qps && buffers > kMaxBufferBytes) {
+  if (buffers > kMaxBufferBytes) {
     return invalid(name(Field::kSize), std::to_string(o.qps) + " queue pairs x 2 buffers x " +
                                            units::format_size(o.max_size()) + " exceed " +
                                            units::format_size(kMaxBufferBytes) +
                                            " of registered memory");
-  }
-  if (o.qps < 1 || o.qps > kMaxQps) {
-    return invalid(name(Field::kQps), std::to_string(o.qps) + " is out of range (1 to " +
-                                          std::to_string(kMaxQps) + ")");
   }
   if (!bw && o.qps != 1) return invalid(name(Field::kQps), "lat uses one queue pair");
   if (!bw && o.bidir) return invalid(name(Field::kBidir), "only bw runs both directions");
@@ -118,6 +119,12 @@ Result<void> validate(const RdmaOptions& o, const Naming& name) {
   if (!o.duration && (o.iters < 1 || o.iters > kMaxIters)) {
     return invalid(name(Field::kIters),
                    std::to_string(o.iters) + " is out of range (1 to 1000000000)");
+  }
+  if (!bw && o.iters > kMaxLatIters) {
+    return invalid(name(Field::kIters), std::to_string(o.iters) +
+                                            " is too many for lat, which keeps every sample "
+                                            "for its percentiles (at most " +
+                                            std::to_string(kMaxLatIters) + ")");
   }
   if (o.duration) {
     if (!bw) {
@@ -306,12 +313,12 @@ Result<RdmaOptions> make_rdma_options(RdmaTest test, const RdmaArgs& a) {
   o.json = a.json;
   if (a.gid_index) {
     FABRIC_ASSIGN_OR_RETURN(o.gid_index,
-                            parse_ranged<uint32_t>(a.gid_index, "--gid-index", 0, 65535, 0));
+                            parse_ranged<uint32_t>(a.gid_index, "--gid-index", 0, kMaxGidIndex, 0));
   }
   if (a.remote_gid_index) {
     FABRIC_ASSIGN_OR_RETURN(
         o.remote_gid_index,
-        parse_ranged<uint32_t>(a.remote_gid_index, "--remote-gid-index", 0, 65535, 0));
+        parse_ranged<uint32_t>(a.remote_gid_index, "--remote-gid-index", 0, kMaxGidIndex, 0));
   }
   if (a.tclass && a.dscp) return invalid("--dscp", "give either --tclass or --dscp, not both");
   FABRIC_ASSIGN_OR_RETURN(o.traffic_class, parse_ranged<uint8_t>(a.tclass, "--tclass", 0, 255, 0));
@@ -469,11 +476,11 @@ Result<RdmaOptions> rdma_options_from_params(RdmaTest test, const rapidjson::Val
     o.mtu = mtu;
   }
   if (p.HasMember("gid_index")) {
-    FABRIC_ASSIGN_OR_RETURN(uint32_t g, param_uint<uint32_t>(p, "gid_index", 0, 65535, 0));
+    FABRIC_ASSIGN_OR_RETURN(uint32_t g, param_uint<uint32_t>(p, "gid_index", 0, kMaxGidIndex, 0));
     o.gid_index = g;
   }
   if (p.HasMember("remote_gid_index")) {
-    FABRIC_ASSIGN_OR_RETURN(uint32_t g, param_uint<uint32_t>(p, "remote_gid_index", 0, 65535, 0));
+    FABRIC_ASSIGN_OR_RETURN(uint32_t g, param_uint<uint32_t>(p, "remote_gid_index", 0, kMaxGidIndex, 0));
     o.remote_gid_index = g;
   }
   FABRIC_ASSIGN_OR_RETURN(o.device, json::get_optional_string(p, "params", "device"));

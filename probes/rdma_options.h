@@ -37,11 +37,15 @@ inline constexpr uint64_t kDefaultBwIters = 5000;
 inline constexpr uint64_t kDefaultLatIters = 1000;
 inline constexpr uint32_t kDefaultTxDepth = 128;
 inline constexpr uint32_t kMaxQps = 64;
+// ibv_global_route.sgid_index is 8 bits wide.
+inline constexpr uint32_t kMaxGidIndex = 255;
 inline constexpr uint32_t kMaxTxDepth = 8192;
 inline constexpr uint64_t kMaxMessageBytes = 1ull << 30;
 // qps x 2 x the largest size: both ends register this much (see rdma_resources.h).
 inline constexpr uint64_t kMaxBufferBytes = 4ull << 30;
 inline constexpr uint64_t kMaxIters = 1000000000;
+// lat keeps every sample (8 bytes each) for its percentiles: 80 MB at most.
+inline constexpr uint64_t kMaxLatIters = 10000000;
 inline constexpr std::chrono::seconds kMaxDuration{24 * 3600};
 
 struct RdmaOptions {

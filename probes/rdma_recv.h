@@ -23,7 +23,6 @@ public:
 
   // Posts `depth` receives on every QP of `resources` (depth <= its recv_depth).
   Result<void> prime(RdmaResources& resources, uint32_t depth);
-  bool primed() const { return !qps_.empty(); }
 
   // Counts one consumed receive of QP `q`; reposts when a batch has gathered.
   Result<void> consumed(std::size_t q) {

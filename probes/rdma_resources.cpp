@@ -80,10 +80,25 @@ Result<void> RdmaResources::allocate(uint32_t port, const ResourceSpec& spec) {
   auto cq_entries = [&](uint64_t want) {
     return static_cast<int>(std::min<uint64_t>(std::max<uint64_t>(want, 1), max_cqe));
   };
+  // Every posted receive completes into the one receive CQ: never post more than it holds
+  // (rxe's 32767 entries are fewer than 64 QPs x 512). The send CQ may be clamped: only
+  // every signal_interval()-th send completes into it.
+  if (spec_.recv_depth > 0) {
+    const uint64_t per_qp = static_cast<uint64_t>(max_cqe - 1) / std::max<uint32_t>(spec_.qps, 1);
+    spec_.recv_depth = static_cast<uint32_t>(std::min<uint64_t>(
+        {spec_.recv_depth, per_qp, static_cast<uint64_t>(std::max(device_attr_.max_qp_wr, 1))}));
+    if (spec_.recv_depth == 0) {
+      return Error(ErrorCode::kUnsupported, device_name_,
+                   "its completion queues (" + std::to_string(max_cqe) +
+                       " entries) cannot take a receive for each of " +
+                       std::to_string(spec_.qps) + " queue pairs")
+          .with_hint("use fewer queue pairs (--qps)");
+    }
+  }
   FABRIC_ASSIGN_OR_RETURN(
       send_cq_, verbs::create_cq(context_, cq_entries(uint64_t{spec.qps} * spec.send_depth + 1)));
   FABRIC_ASSIGN_OR_RETURN(
-      recv_cq_, verbs::create_cq(context_, cq_entries(uint64_t{spec.qps} * spec.recv_depth + 1)));
+      recv_cq_, verbs::create_cq(context_, cq_entries(uint64_t{spec_.qps} * spec_.recv_depth + 1)));
 
   region_bytes_ = std::max<uint64_t>(kPage, (spec.max_message + kPage - 1) / kPage * kPage);
   const uint64_t total = region_bytes_ * 2 * spec.qps;

@@ -65,7 +65,6 @@ public:
   uint32_t port() const { return port_; }
   const std::string& device_name() const { return device_name_; }
   const ibv_port_attr& port_attr() const { return port_attr_; }
-  const ibv_device_attr& device_attr() const { return device_attr_; }
   const ResourceSpec& spec() const { return spec_; }
 
   uint32_t lkey() const { return mr_->lkey; }

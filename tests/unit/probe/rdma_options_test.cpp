@@ -136,7 +136,8 @@ TEST(RdmaOptions, EveryBadValueNamesItsFlag) {
       {"--qps", [](RdmaArgs& a) { a.qps = "65"; }},
       {"--tx-depth", [](RdmaArgs& a) { a.tx_depth = "0"; }},
       {"--tx-depth", [](RdmaArgs& a) { a.tx_depth = "9000"; }},
-      {"--gid-index", [](RdmaArgs& a) { a.gid_index = "70000"; }},
+      {"--gid-index", [](RdmaArgs& a) { a.gid_index = "256"; }},
+      {"--iters", [](RdmaArgs& a) { a.iters = "10000001"; }, RdmaTest::kLatency},
       {"--gid-index",
        [](RdmaArgs& a) {
          a.gid_index = "1";
@@ -263,6 +264,7 @@ TEST(RdmaOptions, ParamsFromThePeerAreChecked) {
       {R"({"duration_s":-1})", "params.duration_s"},
       {R"({"tx_depth":"deep"})", "params.tx_depth"},
       {R"({"gid_index":1,"cm":true})", "params.gid_index"},
+      {R"({"gid_index":300})", "params.gid_index"},
       {R"({"timeout_ms":5})", "params.timeout_ms"},
       {R"([1,2])", "params"},
   };
