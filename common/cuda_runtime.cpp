@@ -28,15 +28,7 @@ const Runtime& runtime() {
   static Runtime rt;
   static std::once_flag once;
   std::call_once(once, [] {
-    // Sonames first (the system's loader path), then the toolkit's own folder.
-    static constexpr const char* kCandidates[] = {
-        "libcudart.so.13", "libcudart.so.12", "libcudart.so", FABRIC_CUDA_LIBDIR "/libcudart.so.13",
-        FABRIC_CUDA_LIBDIR "/libcudart.so"};
-    void* handle = nullptr;
-    for (const char* name : kCandidates) {
-      handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (handle != nullptr) break;
-    }
+    void* handle = runtime_library();
     if (handle == nullptr) {
       rt.load_error = "CUDA runtime library (libcudart) not found";
       return;
@@ -76,6 +68,20 @@ Result<const Runtime*> loaded() {
 }
 
 } // namespace
+
+void* runtime_library() {
+  static void* handle = [] {
+    // Sonames first (the system's loader path), then the toolkit's own folder.
+    static constexpr const char* kCandidates[] = {
+        "libcudart.so.13", "libcudart.so.12", "libcudart.so", FABRIC_CUDA_LIBDIR "/libcudart.so.13",
+        FABRIC_CUDA_LIBDIR "/libcudart.so"};
+    for (const char* name : kCandidates) {
+      if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
+    }
+    return static_cast<void*>(nullptr);
+  }();
+  return handle;
+}
 
 Result<int> device_count() {
   FABRIC_ASSIGN_OR_RETURN(const Runtime* rt, loaded());

@@ -16,6 +16,10 @@ struct DeviceSummary {
   std::string pci_bus_id;       // "0000:3b:00.0"
 };
 
+// libcudart's dlopen handle, loaded once (sonames first, then the toolkit's own folder);
+// nullptr when it is not installed. For callers that need more of its entry points.
+void* runtime_library();
+
 // Number of CUDA devices visible to this process. Errors: kNotBuilt when the runtime
 // library cannot be loaded; kUnsupported "no CUDA device" when it loads but sees none.
 Result<int> device_count();

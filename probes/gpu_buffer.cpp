@@ -41,13 +41,7 @@ const CudaApi& api() {
   static CudaApi a;
   static std::once_flag once;
   std::call_once(once, [] {
-    static constexpr const char* kRuntime[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so",
-                                               FABRIC_CUDA_LIBDIR "/libcudart.so.13",
-                                               FABRIC_CUDA_LIBDIR "/libcudart.so"};
-    void* rt = nullptr;
-    for (const char* name : kRuntime) {
-      if ((rt = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    }
+    void* rt = cuda::runtime_library();
     if (rt == nullptr) {
       a.runtime_error = "libcudart not found";
       return;
@@ -182,6 +176,18 @@ Result<verbs::MemoryRegion> GpuBuffer::register_memory(ibv_pd* pd, int access,
   if (used == GpuRegistration::kPeerMemory) {
     return verbs::reg_mr(pd, aligned_, size_, access).context("registering GPU memory");
   }
+  auto dmabuf = register_dmabuf(pd, access);
+  if (dmabuf.ok() || !support.peermem_loaded) return dmabuf;
+  // The GPU driver offers dma-buf, yet the NIC's kernel driver may still refuse it (an
+  // older one): peer memory is the path it has always known.
+  auto peer = verbs::reg_mr(pd, aligned_, size_, access);
+  if (!peer.ok()) return std::move(dmabuf).error().with_context("registering GPU memory");
+  used = GpuRegistration::kPeerMemory;
+  return peer;
+}
+
+Result<verbs::MemoryRegion> GpuBuffer::register_dmabuf(ibv_pd* pd, int access) const {
+  const CudaApi& a = api();
   int fd = -1;
   int rc = a.cu_mem_get_handle(&fd, reinterpret_cast<uintptr_t>(aligned_), size_,
                                kHandleTypeDmaBufFd, 0);

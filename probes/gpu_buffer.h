@@ -55,13 +55,16 @@ public:
   // Fills the buffer with `byte` (cudaMemset).
   Result<void> fill(int byte);
 
-  // Registers the buffer with `pd` by the path choose_gpu_registration() picks.
+  // Registers the buffer with `pd` by the path choose_gpu_registration() picks; when
+  // dma-buf is picked but refused and nvidia-peermem is loaded, by peer memory instead.
+  // `used` says which path registered it.
   Result<verbs::MemoryRegion> register_memory(ibv_pd* pd, int access, GpuRegistration& used,
                                               const SysfsReader& sysfs = SysfsReader()) const;
 
 private:
   GpuBuffer() = default;
   void release();
+  Result<verbs::MemoryRegion> register_dmabuf(ibv_pd* pd, int access) const;
 
   void* base_ = nullptr;    // what cudaMalloc returned
   void* aligned_ = nullptr; // base_ rounded up to the GPU page size
