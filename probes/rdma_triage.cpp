@@ -10,6 +10,7 @@ namespace {
 
 // ibv_wc_status values (verbs.h), by number.
 constexpr int kWcLocLenErr = 1;
+constexpr int kWcLocQpOpErr = 2;
 constexpr int kWcLocProtErr = 4;
 constexpr int kWcWrFlushErr = 5;
 constexpr int kWcLocAccessErr = 8;
@@ -122,6 +123,14 @@ std::string wc_cause(int status, const TriageFacts& f) {
            "registered buffer, or its QP lacks remote read/write rights): both sides must run "
            "the same fabric-probe version";
   case kWcRemOpErr: return "the peer's QP failed while handling the request";
+  case kWcLocQpOpErr:
+    // rxe resolves the route of every packet in the initial network namespace with the
+    // GID netdev's ifindex as the output device; a netdev inside a pod is not there.
+    return "the device could not build the packet: no route from the GID's netdev to the "
+           "peer" +
+           std::string(f.peer_ipv4.empty() ? "" : " " + f.peer_ipv4) +
+           "; soft-RoCE (rxe) looks routes up in the host's network namespace only, so it "
+           "fails this way from a pod's interface (test from the host, or use a RoCE NIC)";
   case kWcLocLenErr:
   case kWcLocProtErr:
   case kWcLocAccessErr:

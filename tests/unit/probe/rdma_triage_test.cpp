@@ -105,6 +105,8 @@ TEST(RdmaTriage, DataPhase) {
   EXPECT_TRUE(contains(likely_cause(RdmaStep::kDataPhase, 0, f), "stopped acknowledging"));
   f.wc_status = 13; // IBV_WC_RNR_RETRY_EXC_ERR
   EXPECT_TRUE(contains(likely_cause(RdmaStep::kDataPhase, 0, f), "no receive buffer"));
+  f.wc_status = 2; // IBV_WC_LOC_QP_OP_ERR: rxe from a netdev in a pod
+  EXPECT_TRUE(contains(likely_cause(RdmaStep::kDataPhase, 0, f), "no route from the GID's netdev"));
   f.wc_status = 10; // IBV_WC_REM_ACCESS_ERR
   EXPECT_TRUE(contains(likely_cause(RdmaStep::kDataPhase, 0, f), "refused the access"));
   f.wc_status.reset();
