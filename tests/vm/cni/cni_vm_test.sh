@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # vm tier: fabric-cni on a real soft-RoCE device, run inside a lab VM by
-#   scripts/lab.sh -- tests/vm/cni/cni_vm_test.sh build/release/cni/fabric-cni
+#   scripts/lab.sh -- tests/vm/cni/cni_vm_test.sh build/release/cni/fabric-cni \
+#                     [build/release/probes/fabric-probe]
 # The VM has rxe0 on eth0 (10.77.0.10/24). Checks:
 #   shared mode   - the pod gets its macvlan, and the RoCE v2 GID for the pod's address
 #                   appears on rxe0 with the pod's interface as netdev, at the index the
-#                   plugin reports; DEL removes interface and GID.
+#                   plugin reports; DEL removes interface and GID. With fabric-probe:
+#                   RDMA between two such pods picks each pod's GID and either works or
+#                   fails with the documented soft-RoCE hint.
 #   exclusive     - with the RDMA subsystem in exclusive netns mode, moving rxe0 into
 #                   the pod either works (and DEL brings it back) or is refused by the
 #                   kernel with a clear error and nothing moved: eth0 keeps its name,
@@ -13,12 +16,14 @@
 #                   touching anything, naming the mode.
 set -euo pipefail
 
-CNI=$(realpath "${1:?usage: cni_vm_test.sh FABRIC_CNI_BINARY}")
+CNI=$(realpath "${1:?usage: cni_vm_test.sh FABRIC_CNI_BINARY [FABRIC_PROBE_BINARY]}")
+PROBE=${2:+$(realpath "$2")}
 WORK=$(mktemp -d)
 failures=0
 cleanup() {
   ip netns del fkpod1 2>/dev/null || true
   ip netns del fkpod2 2>/dev/null || true
+  ip netns del fkpod3 2>/dev/null || true
   rdma system set netns shared 2>/dev/null || true
   rm -rf "$WORK"
 }
@@ -81,6 +86,33 @@ jq --slurpfile prev "$WORK/add-result.json" '. + {prevResult: $prev[0]}' \
   "$WORK/shared.json" >"$WORK/check.json"
 run_cni CHECK fkpod1 net1 "$WORK/check.json"
 if [[ $rc == 0 ]]; then pass "CHECK passes, GID included"; else fail "CHECK: $(cat "$WORK/out")"; fi
+
+# Pod to pod over RDMA: fabric-probe in each pod picks the RoCE v2 GID whose netdev is the
+# pod's interface. rxe on the lab's kernel cannot send from a pod's namespace; a RoCE NIC
+# can. Either outcome is fine, a silent or unexplained failure is not.
+if [[ -n $PROBE ]]; then
+  ip netns add fkpod3
+  jq '.ipam.addresses[0].address = "10.77.0.202/24" | del(.runtimeConfig)' \
+    "$WORK/shared.json" >"$WORK/pod3.json"
+  run_cni ADD fkpod3 net1 "$WORK/pod3.json"
+  ip netns exec fkpod3 "$PROBE" server --port 0 --port-file "$WORK/agent.port" \
+    >/dev/null 2>&1 &
+  agent=$!
+  for _ in $(seq 100); do [[ -s $WORK/agent.port ]] && break; sleep 0.1; done
+  bw_rc=0
+  ip netns exec fkpod1 "$PROBE" bw 10.77.0.202 -p "$(cat "$WORK/agent.port")" -n 50 \
+    --timeout 5s >"$WORK/bw.out" 2>&1 || bw_rc=$?
+  kill "$agent" && wait "$agent" 2>/dev/null || true
+  if [[ $bw_rc == 0 ]] && grep -q '10.77.0.200 on net1' "$WORK/bw.out"; then
+    pass "RDMA from pod to pod over the pods' own GIDs"
+  elif [[ $bw_rc == 2 ]] && grep -q "no route from the GID's netdev" "$WORK/bw.out"; then
+    pass "RDMA from a pod on rxe: the kernel's refusal comes with its hint (exit 2)"
+  else
+    fail "RDMA from pod to pod (rc=$bw_rc): $(cat "$WORK/bw.out")"
+  fi
+  run_cni DEL fkpod3 net1 "$WORK/pod3.json"
+  ip netns del fkpod3
+fi
 
 run_cni DEL fkpod1 net1 "$WORK/shared.json"
 gid_gone=1
