@@ -133,7 +133,6 @@ public:
     return Ok();
   }
 
-
 private:
   ibv_qp* qp_;
   ibv_cq* cq_;

@@ -480,7 +480,8 @@ Result<RdmaOptions> rdma_options_from_params(RdmaTest test, const rapidjson::Val
     o.gid_index = g;
   }
   if (p.HasMember("remote_gid_index")) {
-    FABRIC_ASSIGN_OR_RETURN(uint32_t g, param_uint<uint32_t>(p, "remote_gid_index", 0, kMaxGidIndex, 0));
+    FABRIC_ASSIGN_OR_RETURN(uint32_t g,
+                            param_uint<uint32_t>(p, "remote_gid_index", 0, kMaxGidIndex, 0));
     o.remote_gid_index = g;
   }
   FABRIC_ASSIGN_OR_RETURN(o.device, json::get_optional_string(p, "params", "device"));

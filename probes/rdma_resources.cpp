@@ -90,8 +90,8 @@ Result<void> RdmaResources::allocate(uint32_t port, const ResourceSpec& spec) {
     if (spec_.recv_depth == 0) {
       return Error(ErrorCode::kUnsupported, device_name_,
                    "its completion queues (" + std::to_string(max_cqe) +
-                       " entries) cannot take a receive for each of " +
-                       std::to_string(spec_.qps) + " queue pairs")
+                       " entries) cannot take a receive for each of " + std::to_string(spec_.qps) +
+                       " queue pairs")
           .with_hint("use fewer queue pairs (--qps)");
     }
   }

@@ -763,11 +763,15 @@ TEST_F(CniPluginNetns, DelReleasesTheAddressWhileThePodInterfaceStillExists) {
   {
     std::ofstream script(plugins + "/witness");
     script << "#!/bin/sh\n"
-              "if [ \"$CNI_COMMAND\" = DEL ]; then\n"
-              "  if nsenter --net=\"$CNI_NETNS\" ip link show \"$CNI_IFNAME\" >/dev/null 2>&1\n"
-              "  then echo present >>" << seen << "; else echo absent >>" << seen << "; fi\n"
-              "fi\n"
-              "exec /usr/lib/cni/host-local\n";
+           << "if [ \"$CNI_COMMAND\" = DEL ]; then\n"
+           << "  if nsenter --net=\"$CNI_NETNS\" ip link show \"$CNI_IFNAME\" >/dev/null 2>&1\n"
+           << "  then\n"
+           << "    echo present >>" << seen << "\n"
+           << "  else\n"
+           << "    echo absent >>" << seen << "\n"
+           << "  fi\n"
+           << "fi\n"
+           << "exec /usr/lib/cni/host-local\n";
   }
   fs::permissions(plugins + "/witness", fs::perms::owner_all);
   Conf c = conf();
