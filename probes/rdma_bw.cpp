@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "probes/rdma_clock.h"
-#include "probes/rdma_triage.h"
+#include "probes/rdma_phase_errors.h"
 
 namespace fabric::probes {
 namespace {
@@ -31,37 +31,15 @@ struct SendState {
   ibv_send_wr wr[kPostBatch];
 };
 
-Error completion_error(const ibv_wc& wc, const RdmaResources& r, const RdmaEndpoint& remote,
-                       const char* queue) {
-  TriageFacts facts;
-  facts.device = r.device_name();
-  facts.port = r.port();
-  facts.peer_ipv4 = remote.gid.ipv4;
-  facts.wc_status = static_cast<int>(wc.status);
-  return triage_error(RdmaStep::kDataPhase,
-                      std::string(queue) + " completion on QP " + std::to_string(wc.qp_num), 0,
-                      facts);
-}
-
-Error stall_error(const RdmaResources& r, const RdmaEndpoint& remote,
-                  std::chrono::milliseconds timeout, uint64_t done, uint64_t expected) {
-  TriageFacts facts;
-  facts.device = r.device_name();
-  facts.port = r.port();
-  facts.peer_ipv4 = remote.gid.ipv4;
-  facts.stalled = true;
-  facts.timeout_text = std::to_string(timeout.count()) + " ms";
+// "waiting for completions (120 messages completed of 5000)".
+std::string waiting_for(uint64_t done, uint64_t expected) {
   std::string progress = std::to_string(done) + " messages completed";
   if (expected != kUnbounded) progress += " of " + std::to_string(expected);
-  return triage_error(RdmaStep::kDataPhase, "waiting for completions (" + progress + ")", 0, facts);
+  return "waiting for completions (" + progress + ")";
 }
 
 bool was_cut(const BwPhase& p) {
   return p.cut != nullptr && p.cut->load(std::memory_order_relaxed);
-}
-
-Error cut_error() {
-  return Error(ErrorCode::kTryAgain, "bandwidth run", "the agent is stopping: session cut");
 }
 
 } // namespace
@@ -173,7 +151,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
           s.completed = done;
           if (s.completed == s.target) --senders_left;
         }
-        if (was_cut(p)) return cut_error();
+        if (was_cut(p)) return cut_error("bandwidth run");
         int64_t t = now_ns();
         last_completion = last_progress = t;
         if (window_count >= peak_window && t > window_start) {
@@ -206,7 +184,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
         }
       }
       if (n > 0) {
-        if (was_cut(p)) return cut_error();
+        if (was_cut(p)) return cut_error("bandwidth run");
         progress = true;
         last_progress = now_ns();
       }
@@ -214,7 +192,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
 
     if (!progress && ++idle >= kIdleClockEvery) {
       idle = 0;
-      if (was_cut(p)) return cut_error();
+      if (was_cut(p)) return cut_error("bandwidth run");
       int64_t t = now_ns();
       if (timed && t >= stop_at) {
         for (auto& s : senders) {
@@ -222,7 +200,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
         }
       }
       if (t - last_progress > stall_ns) {
-        return stall_error(r, remote, p.stall_timeout, total_completed, total_target);
+        return stall_error(r, remote, p.stall_timeout, waiting_for(total_completed, total_target));
       }
     }
   }

@@ -1,7 +1,7 @@
 #include "probes/rdma_lat.h"
 
 #include "probes/rdma_clock.h"
-#include "probes/rdma_triage.h"
+#include "probes/rdma_phase_errors.h"
 
 namespace fabric::probes {
 namespace {
@@ -35,26 +35,11 @@ public:
     return t - last_ > limit_ns_;
   }
   Error error(const std::string& waiting_for) const {
-    if (was_cut_) {
-      return Error(ErrorCode::kTryAgain, waiting_for, "the agent is stopping: session cut");
-    }
-    TriageFacts facts;
-    facts.device = r_.device_name();
-    facts.port = r_.port();
-    facts.peer_ipv4 = remote_.gid.ipv4;
-    facts.stalled = true;
-    facts.timeout_text = std::to_string(timeout_.count()) + " ms";
-    return triage_error(RdmaStep::kDataPhase, waiting_for, 0, facts);
+    if (was_cut_) return cut_error(waiting_for);
+    return stall_error(r_, remote_, timeout_, waiting_for);
   }
   Error completion_error(const ibv_wc& wc, const char* queue) const {
-    TriageFacts facts;
-    facts.device = r_.device_name();
-    facts.port = r_.port();
-    facts.peer_ipv4 = remote_.gid.ipv4;
-    facts.wc_status = static_cast<int>(wc.status);
-    return triage_error(RdmaStep::kDataPhase,
-                        std::string(queue) + " completion on QP " + std::to_string(wc.qp_num), 0,
-                        facts);
+    return probes::completion_error(wc, r_, remote_, queue);
   }
 
 private:
