@@ -7,11 +7,9 @@
 #include <charconv>
 #include <memory>
 #include <sys/socket.h>
-#include <sys/vfs.h>
 
 #include <linux/if.h>
 #include <linux/if_link.h>
-#include <linux/magic.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/cache.h>
@@ -56,19 +54,8 @@ Result<void> check_name(const std::string& name, const std::string& field) {
   return Error(ErrorCode::kInvalidArgument, valid.error().message());
 }
 
-// The kernel's answer to a bad namespace fd (EBADF, or EINVAL for any other file) would
-// not say which argument was wrong.
 Result<void> check_netns_fd(int fd) {
-  const std::string what = "target network namespace fd " + std::to_string(fd);
-  struct statfs fs {};
-  if (fd < 0 || fstatfs(fd, &fs) != 0) {
-    return Error(ErrorCode::kInvalidArgument, what, "is not an open file descriptor");
-  }
-  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC &&
-      static_cast<unsigned long>(fs.f_type) != PROC_SUPER_MAGIC) {
-    return Error(ErrorCode::kInvalidArgument, what, "is not a namespace file");
-  }
-  return Ok();
+  return netns::check_fd(fd, "target network namespace fd " + std::to_string(fd));
 }
 
 // Runs `fn` in the namespace that `fd` refers to, on a thread of its own (netns::run_in).

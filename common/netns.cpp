@@ -2,26 +2,45 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <optional>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
+#include <linux/nsfs.h>
 
 namespace fabric::netns {
+
+namespace {
+
+// Why `fd` is not a network namespace; nullopt when it is. Namespace files live on nsfs
+// (since Linux 3.19), and NS_GET_NSTYPE (4.11) tells a network namespace from the others.
+std::optional<std::string> why_not_a_netns(int fd) {
+  struct statfs fs {};
+  if (fd < 0 || fstatfs(fd, &fs) != 0) return "is not an open file descriptor";
+  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) return "is not a namespace file";
+  int type = ::ioctl(fd, NS_GET_NSTYPE);
+  if (type >= 0 && type != CLONE_NEWNET) return "is a namespace file, but not a network one";
+  return std::nullopt;
+}
+
+} // namespace
+
+Result<void> check_fd(int fd, const std::string& what) {
+  if (auto why = why_not_a_netns(fd)) return Error(ErrorCode::kInvalidArgument, what, *why);
+  return Ok();
+}
 
 Result<UniqueFd> open(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return Error::from_errno(errno, "opening network namespace", path);
-  struct statfs fs {};
-  if (fstatfs(fd.get(), &fs) != 0) return Error::from_errno(errno, "fstatfs", path);
-  // /proc/PID/ns/net is on nsfs; a path that is a plain file (say, an unmounted
-  // /var/run/netns/NAME left behind) is not a namespace, and setns would fail obscurely.
-  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC &&
-      static_cast<unsigned long>(fs.f_type) != PROC_SUPER_MAGIC) {
-    return Error(ErrorCode::kInvalidArgument, "opening network namespace",
-                 path + " is not a namespace file");
+  // A path that is a plain file (say, an unmounted /var/run/netns/NAME left behind) is not
+  // a namespace, and setns would fail obscurely.
+  if (auto why = why_not_a_netns(fd.get())) {
+    return Error(ErrorCode::kInvalidArgument, "opening network namespace", path + " " + *why);
   }
   return fd;
 }

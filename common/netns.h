@@ -20,6 +20,11 @@ namespace fabric::netns {
 // Opens a namespace file (/var/run/netns/NAME, /proc/PID/ns/net) and checks that it is one.
 Result<UniqueFd> open(const std::string& path);
 
+// Checks that `fd` is an open namespace file before it reaches the kernel, whose answer
+// for a bad one (EBADF, or EINVAL for any other file) would not say which argument was
+// wrong. `what` names the argument in the error ("target network namespace fd 7").
+Result<void> check_fd(int fd, const std::string& what);
+
 // The calling thread's current network namespace.
 Result<UniqueFd> open_current();
 

@@ -4,10 +4,8 @@
 #include <cerrno>
 #include <memory>
 #include <optional>
-#include <sys/vfs.h>
 #include <utility>
 
-#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
@@ -17,6 +15,7 @@
 
 #include "common/netlink_request.h"
 #include "common/netlink_socket.h"
+#include "common/netns.h"
 
 namespace fabric::rdma {
 namespace {
@@ -101,21 +100,6 @@ Result<std::vector<DeviceEntry>> dump_devices() {
   return devices;
 }
 
-// A namespace fd is checked before it reaches the kernel, whose answer for a bad one
-// (EBADF, or EINVAL for any other file) would not say which argument was wrong.
-Result<void> check_netns_fd(int fd) {
-  const std::string what = "network namespace fd " + std::to_string(fd);
-  struct statfs fs {};
-  if (fd < 0 || fstatfs(fd, &fs) != 0) {
-    return Error(ErrorCode::kInvalidArgument, what, "is not an open file descriptor");
-  }
-  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC &&
-      static_cast<unsigned long>(fs.f_type) != PROC_SUPER_MAGIC) {
-    return Error(ErrorCode::kInvalidArgument, what, "is not a namespace file");
-  }
-  return Ok();
-}
-
 } // namespace
 
 std::string_view netns_mode_name(NetnsMode mode) {
@@ -189,7 +173,8 @@ Result<uint32_t> device_index(const std::string& name) {
 
 Result<void> move_device_to_netns(const std::string& name, int netns_fd) {
   const std::string what = "moving RDMA device " + name + " to another network namespace";
-  FABRIC_TRY(check_netns_fd(netns_fd).context(what));
+  FABRIC_TRY(
+      netns::check_fd(netns_fd, "network namespace fd " + std::to_string(netns_fd)).context(what));
   FABRIC_ASSIGN_OR_RETURN(uint32_t index, device_index(name).context(what));
   FABRIC_ASSIGN_OR_RETURN(auto sock, connect_rdma());
   FABRIC_ASSIGN_OR_RETURN(MsgPtr msg, new_request(RDMA_NLDEV_CMD_SET, 0));

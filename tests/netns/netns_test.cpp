@@ -1,4 +1,6 @@
 // The namespace runner and the libnl socket against the real kernel.
+#include <fcntl.h>
+
 #include <set>
 #include <thread>
 
@@ -100,6 +102,31 @@ TEST_F(NetnsTest, DeletedNamespaceIsReportedNotEntered) {
   auto r = netns::run_in(path, [] { return link_names(); });
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find(path), std::string::npos) << r.error().message();
+}
+
+// A bad fd is named before it reaches the kernel (which would say EBADF or EINVAL).
+TEST(NetnsFd, OnlyAnOpenNamespaceFilePasses) {
+  UniqueFd own(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(own);
+  EXPECT_TRUE(netns::check_fd(own.get(), "fd").ok());
+
+  auto closed = netns::check_fd(-1, "target network namespace fd -1");
+  ASSERT_FALSE(closed.ok());
+  EXPECT_EQ(closed.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(closed.error().message(),
+            "target network namespace fd -1: is not an open file descriptor");
+
+  // A /proc file (procfs, not nsfs), and a namespace of another kind.
+  UniqueFd file(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(file);
+  auto not_ns = netns::check_fd(file.get(), "fd");
+  ASSERT_FALSE(not_ns.ok());
+  EXPECT_EQ(not_ns.error().message(), "fd: is not a namespace file");
+  UniqueFd mount_ns(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(mount_ns);
+  auto other = netns::check_fd(mount_ns.get(), "fd");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message(), "fd: is a namespace file, but not a network one");
 }
 
 TEST_F(NetnsTest, TestNetworkRemovesEverythingItMade) {
