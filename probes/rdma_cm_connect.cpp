@@ -45,6 +45,19 @@ CmConnection::~CmConnection() {
   if (channel_ != nullptr) rdma_destroy_event_channel(channel_);
 }
 
+Result<rdma_cm_event*> CmConnection::next_event(int64_t wait_ms) {
+  pollfd p{channel_->fd, POLLIN, 0};
+  int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(wait_ms, 1000)));
+  if (n < 0 && errno != EINTR) return Error::from_errno(errno, "poll", "RDMA CM event channel");
+  if (n <= 0) return static_cast<rdma_cm_event*>(nullptr);
+  rdma_cm_event* event = nullptr;
+  if (rdma_get_cm_event(channel_, &event) != 0) {
+    if (errno == EAGAIN || errno == EINTR) return static_cast<rdma_cm_event*>(nullptr);
+    return Error::from_errno(errno, "rdma_get_cm_event");
+  }
+  return event;
+}
+
 Result<rdma_cm_event*> CmConnection::wait_event(rdma_cm_event_type expected, int64_t deadline_ns,
                                                 RdmaStep step) {
   TriageFacts facts;
@@ -55,15 +68,8 @@ Result<rdma_cm_event*> CmConnection::wait_event(rdma_cm_event_type expected, int
       return triage_error(step, std::string("waiting for ") + rdma_event_str(expected), ETIMEDOUT,
                           facts);
     }
-    pollfd p{channel_->fd, POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
-    if (n < 0 && errno != EINTR) return Error::from_errno(errno, "poll", "RDMA CM event channel");
-    if (n <= 0) continue;
-    rdma_cm_event* event = nullptr;
-    if (rdma_get_cm_event(channel_, &event) != 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return Error::from_errno(errno, "rdma_get_cm_event");
-    }
+    FABRIC_ASSIGN_OR_RETURN(rdma_cm_event * event, next_event(left_ms));
+    if (event == nullptr) continue;
     if (event->event == expected && event->status == 0) return event;
     facts.cm_event = rdma_event_str(event->event);
     facts.cm_status = event->status;
@@ -228,15 +234,8 @@ Result<void> CmConnection::accept_all(std::chrono::milliseconds timeout) {
                               " connection(s) from the client",
                           ETIMEDOUT, facts);
     }
-    pollfd p{channel_->fd, POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
-    if (n < 0 && errno != EINTR) return Error::from_errno(errno, "poll", "RDMA CM event channel");
-    if (n <= 0) continue;
-    rdma_cm_event* event = nullptr;
-    if (rdma_get_cm_event(channel_, &event) != 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return Error::from_errno(errno, "rdma_get_cm_event");
-    }
+    FABRIC_ASSIGN_OR_RETURN(rdma_cm_event * event, next_event(left_ms));
+    if (event == nullptr) continue;
     if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
       rdma_cm_id* id = event->id;
       rdma_conn_param theirs = event->param.conn;

@@ -56,6 +56,9 @@ public:
 
 private:
   CmConnection() = default;
+  // The next event on the channel within min(wait_ms, 1 s); nullptr when none came (the
+  // caller loops and checks its own deadline). The caller acks it.
+  Result<rdma_cm_event*> next_event(int64_t wait_ms);
   Result<rdma_cm_event*> wait_event(rdma_cm_event_type expected, int64_t deadline_ns,
                                     RdmaStep step);
   Result<void> add_qp(rdma_cm_id* id);
