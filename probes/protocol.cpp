@@ -190,4 +190,11 @@ Error unexpected_message(const rapidjson::Value& message, std::string_view expec
           (type.empty() ? std::string("one without a type") : "\"" + std::string(type) + "\""));
 }
 
+Result<rapidjson::Document> expect_message(Channel& channel, std::string_view type,
+                                           std::chrono::milliseconds timeout) {
+  FABRIC_ASSIGN_OR_RETURN(rapidjson::Document message, channel.receive(timeout));
+  if (message_type(message) == type) return message;
+  return unexpected_message(message, type, channel.peer_name());
+}
+
 } // namespace fabric::probes

@@ -10,6 +10,7 @@
 // {"type":"result",...} or an error message.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "common/error.h"
 #include "common/result.h"
+#include "probes/channel.h"
 
 namespace fabric::probes {
 
@@ -80,5 +82,10 @@ std::string_view message_type(const rapidjson::Value& message);
 // returns the peer's error, or a kDecode error naming what was expected instead.
 Error unexpected_message(const rapidjson::Value& message, std::string_view expected,
                          std::string_view peer);
+
+// Receives the next message, which must be of `type`: a peer's {"type":"error"} becomes
+// that error, anything else a kDecode error naming what was expected.
+Result<rapidjson::Document> expect_message(Channel& channel, std::string_view type,
+                                           std::chrono::milliseconds timeout);
 
 } // namespace fabric::probes

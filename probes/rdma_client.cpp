@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/units.h"
+#include "probes/protocol.h"
 #include "probes/rdma_bw.h"
 #include "probes/rdma_lat.h"
 #include "probes/rdma_link.h"

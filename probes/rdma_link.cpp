@@ -123,13 +123,6 @@ std::chrono::milliseconds phase_bound(const RdmaOptions& o, uint64_t size) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-Result<rapidjson::Document> expect_message(Channel& channel, const char* type,
-                                           std::chrono::milliseconds timeout) {
-  FABRIC_ASSIGN_OR_RETURN(rapidjson::Document doc, channel.receive(timeout));
-  if (message_type(doc) == type) return doc;
-  return unexpected_message(doc, type, channel.peer_name());
-}
-
 std::optional<CounterSnapshot> snapshot_counters(const RdmaLink& link) {
   SysfsReader sysfs;
   const RdmaResources& r = *link.resources;

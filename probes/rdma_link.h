@@ -44,11 +44,6 @@ Result<std::unique_ptr<RdmaLink>> connect_client_link(Channel& channel, const Rd
 // The agent: the same from the other end; `options` are the client's (see server_view()).
 Result<std::unique_ptr<RdmaLink>> accept_server_link(Channel& channel, const RdmaOptions& options);
 
-// Receives the next message, which must be of `type`: a peer's {"type":"error"} becomes
-// that error, anything else a kDecode error naming what was expected.
-Result<rapidjson::Document> expect_message(Channel& channel, const char* type,
-                                           std::chrono::milliseconds timeout);
-
 // How long one side may wait for the other's next message while a run of `size` goes
 // on: the step timeout, plus the run's duration or its messages at a pessimistic 1 MB/s
 // and at least 100 us each (a one-sided run gives the passive side nothing else to

@@ -53,15 +53,6 @@ Result<TcpDirection> parse_direction(std::string_view name) {
 
 // --- the wire between the two sides ---
 
-Result<rapidjson::Document> expect(Channel& channel, std::string_view type,
-                                   std::chrono::milliseconds timeout) {
-  FABRIC_ASSIGN_OR_RETURN(rapidjson::Document message, channel.receive(timeout));
-  if (message_type(message) != type) {
-    return unexpected_message(message, type, channel.peer_name());
-  }
-  return message;
-}
-
 std::string streams_message(const std::string& cookie) {
   return "{\"type\":\"streams\",\"cookie\":\"" + cookie + "\"}";
 }
@@ -163,7 +154,7 @@ Result<void> serve_tcp_bw(AgentSession& session, const rapidjson::Value& params)
   if (auto error = first_error(results)) return std::move(*error);
   // A client that vanished looks like one that finished sending (its sockets closed), so
   // the client confirms the end on the control channel before the agent reports.
-  FABRIC_TRY(expect(session.channel(), "finished", result_timeout(options))
+  FABRIC_TRY(expect_message(session.channel(), "finished", result_timeout(options))
                  .context("waiting for the client to finish"));
   return session.channel().send(side_result_message(results));
 }
@@ -217,7 +208,7 @@ Result<ClientSetup> open_test(const std::string& host, uint16_t port, const char
                               std::chrono::milliseconds timeout, bool nodelay) {
   FABRIC_ASSIGN_OR_RETURN(Session session, connect_session(host, port, test, params, timeout));
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document announce,
-                          expect(session.channel, "streams", timeout));
+                          expect_message(session.channel, "streams", timeout));
   FABRIC_ASSIGN_OR_RETURN(std::string cookie, json::get_string(announce, "", "cookie"));
   ClientSetup setup{std::move(session), {}};
   for (std::size_t i = 0; i < streams; ++i) {
@@ -225,7 +216,7 @@ Result<ClientSetup> open_test(const std::string& host, uint16_t port, const char
     FABRIC_TRY(prepare_data_socket(fd.get(), timeout, nodelay));
     setup.data.push_back(std::move(fd));
   }
-  FABRIC_TRY(expect(setup.session.channel, "start", timeout + kStreamsTimeout));
+  FABRIC_TRY(expect_message(setup.session.channel, "start", timeout + kStreamsTimeout));
   return setup;
 }
 
@@ -388,7 +379,7 @@ Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port,
   }
   FABRIC_TRY(channel.send(R"({"type":"finished"})"));
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document result,
-                          expect(channel, "result", result_timeout(options)));
+                          expect_message(channel, "result", result_timeout(options)));
   FABRIC_ASSIGN_OR_RETURN(AgentSide agent, parse_agent_side(result));
 
   TcpBwReport report;
@@ -457,7 +448,7 @@ Result<TcpLatReport> run_tcp_lat(const std::string& host, uint16_t port,
     if (i >= options.warmup) samples.push_back((monotonic_raw_us() - start) / 2);
   }
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document result,
-                          expect(setup.session.channel, "result", options.timeout));
+                          expect_message(setup.session.channel, "result", options.timeout));
   FABRIC_ASSIGN_OR_RETURN(uint64_t echoed, get_uint(result, "echoed", 0));
   if (echoed != rounds) {
     return Error(ErrorCode::kDecode, "tcp_lat to " + setup.session.agent,
