@@ -1,24 +1,14 @@
 // Network configuration parsing: realistic Multus configs, versions, field errors that name
 // the field, contradictory settings, GC's valid attachments, MAC and device precedence.
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
 #include "cni/config.h"
 #include "cni/result.h"
 #include "cni/version.h"
+#include "tests/unit/cni/corpus.h"
 
 namespace fabric::cni {
 namespace {
-
-std::string corpus_file(const std::string& name) {
-  std::ifstream in(std::string(FABRIC_TEST_DATA_DIR) + "/cni/corpus/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A minimal valid shared-mode config with `extra` spliced in as more top-level keys.
 std::string conf_with(const std::string& extra, const std::string& version = "1.1.0") {

@@ -1,23 +1,13 @@
 // Results of every version, parsed and rendered; error and version documents.
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
 #include "cni/result.h"
 #include "cni/version.h"
 #include "common/json.h"
+#include "tests/unit/cni/corpus.h"
 
 namespace fabric::cni {
 namespace {
-
-std::string corpus_file(const std::string& name) {
-  std::ifstream in(std::string(FABRIC_TEST_DATA_DIR) + "/cni/corpus/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Documents are compared parsed, so that layout and key order do not matter.
 void expect_json_eq(const std::string& actual, const std::string& expected) {
