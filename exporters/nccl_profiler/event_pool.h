@@ -36,7 +36,8 @@ struct alignas(64) EventSlot {
   CommStats* stats = nullptr;
   uint64_t bytes = 0;
   // Minimum start and maximum end over the channels: the GPU's globaltimer when the
-  // kernel reported it, and CLOCK_MONOTONIC when the proxy thread saw it, as a fallback.
+  // kernel reported it, and CLOCK_MONOTONIC when the proxy thread saw a channel the kernel
+  // gave no timestamp for.
   std::atomic<uint64_t> gpu_start{UINT64_MAX};
   std::atomic<uint64_t> gpu_end{0};
   std::atomic<uint64_t> cpu_start{UINT64_MAX};
