@@ -107,64 +107,59 @@ std::string_view text(const char* s) {
   return s == nullptr ? std::string_view() : std::string_view(s);
 }
 
+// Runs `body` for NCCL: whatever happens in it, NCCL gets ncclSuccess and no exception.
+template <typename Body> ncclResult_t guarded(Body&& body) noexcept {
+  try {
+    if (Profiler* profiler = g_profiler.load(std::memory_order_acquire)) body(*profiler);
+  } catch (...) {
+  }
+  return ncclSuccess;
+}
+
 // One body for the three descriptor versions: the members read here have the same layout
 // in each (abi_layout_test.cpp); only the width of `type` differs.
 template <typename Descr>
 ncclResult_t start_event(void* context, void** handle, Descr* d) noexcept {
-  try {
-    if (handle == nullptr) return ncclSuccess;
-    *handle = nullptr;
-    Profiler* profiler = g_profiler.load(std::memory_order_acquire);
-    if (profiler == nullptr || d == nullptr) return ncclSuccess;
+  if (handle == nullptr) return ncclSuccess;
+  *handle = nullptr;
+  if (d == nullptr) return ncclSuccess;
+  return guarded([&](Profiler& profiler) {
     auto* comm = static_cast<CommStats*>(context);
     switch (d->type) {
     case ncclProfileColl:
-      *handle = profiler->start_operation(comm, collective_from_nccl(text(d->coll.func)),
-                                          text(d->coll.datatype), d->coll.count, d->coll.nChannels);
+      *handle = profiler.start_operation(comm, collective_from_nccl(text(d->coll.func)),
+                                         text(d->coll.datatype), d->coll.count, d->coll.nChannels);
       break;
     case ncclProfileP2p:
-      *handle = profiler->start_operation(comm, collective_from_nccl(text(d->p2p.func)),
-                                          text(d->p2p.datatype), d->p2p.count, d->p2p.nChannels);
+      *handle = profiler.start_operation(comm, collective_from_nccl(text(d->p2p.func)),
+                                         text(d->p2p.datatype), d->p2p.count, d->p2p.nChannels);
       break;
     case ncclProfileKernelCh:
-      *handle = profiler->start_kernel_channel(d->parentObj, d->kernelCh.pTimer);
+      *handle = profiler.start_kernel_channel(d->parentObj, d->kernelCh.pTimer);
       break;
     default: break;
     }
-  } catch (...) {
-  }
-  return ncclSuccess;
+  });
 }
 
 ncclResult_t stop_event(void* handle) noexcept {
-  try {
-    Profiler* profiler = g_profiler.load(std::memory_order_acquire);
-    if (profiler != nullptr && handle != nullptr) profiler->stop(handle);
-  } catch (...) {
-  }
-  return ncclSuccess;
+  return guarded([&](Profiler& profiler) {
+    if (handle != nullptr) profiler.stop(handle);
+  });
 }
 
 ncclResult_t record_event_state(void* handle, ncclProfilerEventState_t state,
                                 ncclProfilerEventStateArgs_t* args) noexcept {
-  try {
-    Profiler* profiler = g_profiler.load(std::memory_order_acquire);
-    if (profiler != nullptr && handle != nullptr && args != nullptr &&
-        state == ncclProfilerKernelChStop) {
-      profiler->record_kernel_end(handle, args->kernelCh.pTimer);
+  return guarded([&](Profiler& profiler) {
+    if (handle != nullptr && args != nullptr && state == ncclProfilerKernelChStop) {
+      profiler.record_kernel_end(handle, args->kernelCh.pTimer);
     }
-  } catch (...) {
-  }
-  return ncclSuccess;
+  });
 }
 
 ncclResult_t finalize(void* context) noexcept {
-  try {
-    Profiler* profiler = g_profiler.load(std::memory_order_acquire);
-    if (profiler != nullptr) profiler->finalize_comm(static_cast<CommStats*>(context));
-  } catch (...) {
-  }
-  return ncclSuccess;
+  return guarded(
+      [&](Profiler& profiler) { profiler.finalize_comm(static_cast<CommStats*>(context)); });
 }
 
 constexpr const char* kPluginName = "fabric";

@@ -1,11 +1,11 @@
 #include "exporters/nccl_profiler/plugin_config.h"
 
-#include <charconv>
 #include <fcntl.h>
 #include <string_view>
 #include <unistd.h>
 
 #include "common/fd.h"
+#include "exporters/nccl_profiler/numbers.h"
 #include "exporters/nccl_profiler/proc_stat.h"
 
 namespace fabric::nccl_profiler {
@@ -23,16 +23,14 @@ PluginConfig config_from_environment(const char* dir, const char* flush_seconds)
   }
   if (flush_seconds != nullptr) {
     std::string_view value(flush_seconds);
-    int seconds = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-    if (value.empty() || ec != std::errc() || end != value.data() + value.size() || seconds < 1 ||
-        seconds > kMaxFlushSeconds) {
+    auto seconds = parse_number<int>(value);
+    if (!seconds || *seconds < 1 || *seconds > kMaxFlushSeconds) {
       config.warnings.push_back(std::string(kFlushEnv) + "='" + std::string(value) +
                                 "' is not a number of seconds from 1 to " +
                                 std::to_string(kMaxFlushSeconds) + "; using " +
                                 std::to_string(kDefaultFlushSeconds));
     } else {
-      config.flush_interval = std::chrono::seconds(seconds);
+      config.flush_interval = std::chrono::seconds(*seconds);
     }
   }
   return config;

@@ -1,16 +1,9 @@
 #include "exporters/nccl_profiler/proc_stat.h"
 
-#include <charconv>
+#include "exporters/nccl_profiler/numbers.h"
 
 namespace fabric::nccl_profiler {
 namespace {
-
-template <typename T> std::optional<T> parse_number(std::string_view text) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
 
 std::string_view next_field(std::string_view& rest) {
   std::size_t start = rest.find_first_not_of(" \t");

@@ -1,20 +1,17 @@
 #include "exporters/nccl_profiler/profile_format.h"
 
+#include <array>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <set>
 
+#include "exporters/nccl_profiler/numbers.h"
+
 namespace fabric::nccl_profiler {
 namespace {
 
-void append_number(std::string& out, uint64_t value) {
-  char buffer[24];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  out.append(buffer, end);
-}
-
-void append_number(std::string& out, int64_t value) {
+template <typename T> void append_number(std::string& out, T value) {
   char buffer[24];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
   out.append(buffer, end);
@@ -39,6 +36,17 @@ std::string hex64(uint64_t value) {
   std::snprintf(buffer, sizeof buffer, "%016" PRIx64, value);
   return buffer;
 }
+
+// A cell's counters in the order of the file; both the writer and the reader go by it.
+constexpr std::array<std::pair<std::string_view, uint64_t ProfileCell::*>, 7> kCellCounters = {{
+    {"ops", &ProfileCell::ops},
+    {"bytes", &ProfileCell::bytes},
+    {"timed_ops", &ProfileCell::timed_ops},
+    {"timed_bytes", &ProfileCell::timed_bytes},
+    {"busy_ns", &ProfileCell::busy_ns},
+    {"last_timed_bytes", &ProfileCell::last_timed_bytes},
+    {"last_busy_ns", &ProfileCell::last_busy_ns},
+}};
 
 // One line's space-separated tokens, without allocating.
 class Tokens {
@@ -72,13 +80,9 @@ public:
 
   template <typename T>
   Result<T> number(std::size_t line, std::string_view key, std::string_view text, int base = 10) {
-    T value{};
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-      return error(line,
-                   std::string(key) + ": not a number: '" + std::string(text.substr(0, 32)) + "'");
-    }
-    return value;
+    if (auto value = parse_number<T>(text, base)) return *value;
+    return error(line,
+                 std::string(key) + ": not a number: '" + std::string(text.substr(0, 32)) + "'");
   }
 
   Result<ProcessProfile> parse(std::string_view text);
@@ -179,30 +183,20 @@ Result<void> Parser::cell_line(std::size_t line, Tokens& tokens) {
     return error(line, "cell " + std::string(name) + " " + std::to_string(cell.size_bytes) +
                            ": repeated");
   }
-  struct Field {
-    std::string_view key;
-    uint64_t* value;
-    bool seen = false;
-  };
-  Field fields[] = {{"ops", &cell.ops},
-                    {"bytes", &cell.bytes},
-                    {"timed_ops", &cell.timed_ops},
-                    {"timed_bytes", &cell.timed_bytes},
-                    {"busy_ns", &cell.busy_ns},
-                    {"last_timed_bytes", &cell.last_timed_bytes},
-                    {"last_busy_ns", &cell.last_busy_ns}};
+  std::array<bool, kCellCounters.size()> seen{};
   for (std::string_view key = tokens.next(); !key.empty(); key = tokens.next()) {
     std::string_view value = tokens.next();
     if (value.empty()) return error(line, std::string(key) + ": no value");
-    for (auto& field : fields) {
-      if (field.key != key) continue;
-      if (field.seen) return error(line, std::string(key) + ": repeated");
-      FABRIC_ASSIGN_OR_RETURN(*field.value, number<uint64_t>(line, key, value));
-      field.seen = true;
+    for (std::size_t i = 0; i < kCellCounters.size(); ++i) {
+      if (kCellCounters[i].first != key) continue;
+      if (seen[i]) return error(line, std::string(key) + ": repeated");
+      FABRIC_ASSIGN_OR_RETURN(cell.*kCellCounters[i].second, number<uint64_t>(line, key, value));
+      seen[i] = true;
     }
   }
-  for (const auto& field : fields) {
-    if (!field.seen) return error(line, "cell: " + std::string(field.key) + " is missing");
+  for (std::size_t i = 0; i < kCellCounters.size(); ++i) {
+    if (!seen[i])
+      return error(line, "cell: " + std::string(kCellCounters[i].first) + " is missing");
   }
   if (cell.timed_ops > cell.ops || cell.timed_bytes > cell.bytes) {
     return error(line, "cell: more timed operations than operations");
@@ -289,25 +283,24 @@ std::string render_profile(const ProcessProfile& p) {
   std::string out(kProfileMagic);
   out += ' ';
   append_number(out, static_cast<int64_t>(kProfileFormatVersion));
-  out += "\npid ";
-  append_number(out, p.pid);
-  out += "\npid_ns ";
-  append_number(out, p.pid_ns);
-  out += "\nstart_ticks ";
-  append_number(out, p.start_ticks);
-  out += "\nwritten_unix_ms ";
-  append_number(out, p.written_unix_ms);
-  out += "\ninterval_ms ";
-  append_number(out, p.interval_ms);
-  out += "\nsequence ";
-  append_number(out, p.sequence);
-  out += "\nabi ";
-  out += p.abi.empty() ? "unknown" : p.abi;
-  out += "\nevents_dropped ";
-  append_number(out, p.events_dropped);
-  out += "\nevents_abandoned ";
-  append_number(out, p.events_abandoned);
   out += '\n';
+  auto header = [&out](std::string_view key, auto value) {
+    out += key;
+    out += ' ';
+    append_number(out, value);
+    out += '\n';
+  };
+  header("pid", p.pid);
+  header("pid_ns", p.pid_ns);
+  header("start_ticks", p.start_ticks);
+  header("written_unix_ms", p.written_unix_ms);
+  header("interval_ms", p.interval_ms);
+  header("sequence", p.sequence);
+  out += "abi ";
+  out += p.abi.empty() ? "unknown" : p.abi;
+  out += '\n';
+  header("events_dropped", p.events_dropped);
+  header("events_abandoned", p.events_abandoned);
   for (const auto& comm : p.comms) {
     out += "comm " + hex64(comm.hash);
     append_field(out, "nranks", static_cast<uint64_t>(comm.nranks));
@@ -319,13 +312,8 @@ std::string render_profile(const ProcessProfile& p) {
       out += collective_name(cell.collective);
       out += ' ';
       append_number(out, cell.size_bytes);
-      append_field(out, "ops", cell.ops);
-      append_field(out, "bytes", cell.bytes);
-      append_field(out, "timed_ops", cell.timed_ops);
-      append_field(out, "timed_bytes", cell.timed_bytes);
-      append_field(out, "busy_ns", cell.busy_ns);
-      append_field(out, "last_timed_bytes", cell.last_timed_bytes);
-      append_field(out, "last_busy_ns", cell.last_busy_ns);
+      for (const auto& [key, member] : kCellCounters)
+        append_field(out, key, cell.*member);
       // For a person reading the file: the last interval's bandwidths in GB/s, as
       // nccl-tests prints them. Readers recompute them from the counters.
       if (auto bw = algbw(cell.last_timed_bytes, cell.last_busy_ns)) {
