@@ -134,8 +134,17 @@ TEST_F(ExportedSymbols, NothingElseLeavesTheLibrary) {
        {"ncclProfiler_v1", "ncclProfiler_v2", "ncclProfiler_v3", "ncclProfiler_v7"}) {
     EXPECT_EQ(::dlsym(handle_, absent), nullptr) << absent;
   }
-  // libstdc++ is linked in, and kept local so it cannot bind to the process's own.
-  EXPECT_EQ(::dlsym(handle_, "_ZSt4cout"), nullptr);
+  // libstdc++ is linked in (except in sanitizer builds) and kept local, so the process's
+  // own never binds to it: a libstdc++ symbol found through the handle (dlsym searches
+  // the library's dependencies too) is never the plugin's.
+  for (const char* cxx : {"_ZSt4cout", "_ZNSt6thread4joinEv", "__cxa_throw"}) {
+    void* symbol = ::dlsym(handle_, cxx);
+    Dl_info where{};
+    if (symbol != nullptr && ::dladdr(symbol, &where) != 0) {
+      EXPECT_EQ(std::string(where.dli_fname).find("libnccl-profiler-fabric"), std::string::npos)
+          << cxx << " is exported by the plugin";
+    }
+  }
 }
 
 } // namespace
