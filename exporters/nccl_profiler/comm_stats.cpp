@@ -1,0 +1,45 @@
+#include "exporters/nccl_profiler/comm_stats.h"
+
+namespace fabric::nccl_profiler {
+
+void CommStats::add_enqueued(Collective c, unsigned bucket, uint64_t bytes) {
+  auto& cell = enqueued_[static_cast<std::size_t>(c)][bucket];
+  cell.ops.fetch_add(1, std::memory_order_relaxed);
+  cell.bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void CommStats::add_timed(Collective c, unsigned bucket, uint64_t bytes, uint64_t busy_ns) {
+  auto& cell = timed_[static_cast<std::size_t>(c)][bucket];
+  cell.ops.fetch_add(1, std::memory_order_relaxed);
+  cell.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  cell.busy_ns.fetch_add(busy_ns, std::memory_order_relaxed);
+}
+
+CommProfile CommStats::snapshot() {
+  CommProfile comm{identity_.hash, identity_.nranks, identity_.rank, identity_.nnodes, {}};
+  for (std::size_t c = 0; c < kCollectiveCount; ++c) {
+    for (std::size_t b = 0; b < kSizeBuckets; ++b) {
+      ProfileCell cell;
+      cell.ops = enqueued_[c][b].ops.load(std::memory_order_relaxed);
+      if (cell.ops == 0) continue;
+      cell.collective = static_cast<Collective>(c);
+      cell.size_bytes = bucket_lower_bound(static_cast<unsigned>(b));
+      cell.bytes = enqueued_[c][b].bytes.load(std::memory_order_relaxed);
+      cell.timed_ops = timed_[c][b].ops.load(std::memory_order_relaxed);
+      cell.timed_bytes = timed_[c][b].bytes.load(std::memory_order_relaxed);
+      cell.busy_ns = timed_[c][b].busy_ns.load(std::memory_order_relaxed);
+      // An operation is timed after it was enqueued, but the two loads above are not one
+      // instant: never report more timed work than work.
+      cell.timed_ops = std::min(cell.timed_ops, cell.ops);
+      cell.timed_bytes = std::min(cell.timed_bytes, cell.bytes);
+      Previous& previous = previous_[c][b];
+      cell.last_timed_bytes = cell.timed_bytes - std::min(previous.timed_bytes, cell.timed_bytes);
+      cell.last_busy_ns = cell.busy_ns - std::min(previous.busy_ns, cell.busy_ns);
+      previous = {cell.timed_bytes, cell.busy_ns};
+      comm.cells.push_back(cell);
+    }
+  }
+  return comm;
+}
+
+} // namespace fabric::nccl_profiler

@@ -1,0 +1,66 @@
+// One communicator's counters: per collective and size bucket, fixed arrays of relaxed
+// atomics, so that NCCL's threads add to them without a lock or an allocation and the
+// flusher reads them whenever it likes. A snapshot may see an operation's count before its
+// bytes; the next snapshot is whole again, and every counter only grows.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "exporters/nccl_profiler/collectives.h"
+#include "exporters/nccl_profiler/profile_format.h"
+
+namespace fabric::nccl_profiler {
+
+struct CommIdentity {
+  uint64_t hash = 0;
+  int nranks = 0;
+  int rank = 0;
+  int nnodes = 0;
+};
+
+class CommStats {
+public:
+  explicit CommStats(CommIdentity identity) : identity_(identity) {}
+  CommStats(const CommStats&) = delete;
+  CommStats& operator=(const CommStats&) = delete;
+
+  const CommIdentity& identity() const { return identity_; }
+
+  // On the thread that launches the operation (its startEvent).
+  void add_enqueued(Collective c, unsigned bucket, uint64_t bytes);
+  // On the thread that sees the operation's last kernel channel end.
+  void add_timed(Collective c, unsigned bucket, uint64_t bytes, uint64_t busy_ns);
+
+  // The cells that counted anything, with "last_" fields measured against the previous
+  // call (the flusher is the only caller).
+  CommProfile snapshot();
+
+private:
+  // Kept apart because different threads write them: the launching thread the first, the
+  // proxy thread the second.
+  struct EnqueuedCell {
+    std::atomic<uint64_t> ops{0};
+    std::atomic<uint64_t> bytes{0};
+  };
+  struct TimedCell {
+    std::atomic<uint64_t> ops{0};
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> busy_ns{0};
+  };
+  struct Previous {
+    uint64_t timed_bytes = 0;
+    uint64_t busy_ns = 0;
+  };
+  template <typename Cell>
+  using Table = std::array<std::array<Cell, kSizeBuckets>, kCollectiveCount>;
+
+  CommIdentity identity_;
+  Table<EnqueuedCell> enqueued_;
+  Table<TimedCell> timed_;
+  Table<Previous> previous_;
+};
+
+} // namespace fabric::nccl_profiler

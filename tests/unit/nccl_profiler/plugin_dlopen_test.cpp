@@ -1,0 +1,424 @@
+// libnccl-profiler-fabric.so as NCCL uses it: dlopen, dlsym of the version's struct, and
+// the calls in the order NCCL 2.28 makes them (src/plugin/profiler.cc, src/enqueue.cc
+// hostStreamPlanTask, src/transport/profiler.cc), from a launching thread and a proxy
+// thread per communicator. Then the file it wrote, read back.
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <dlfcn.h>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "exporters/nccl_profiler/plugin_config.h"
+#include "exporters/nccl_profiler/profile_format.h"
+#include "exporters/nccl_profiler/profiler_abi.h"
+#include "test_support.h"
+
+namespace fabric::nccl_profiler {
+namespace {
+
+std::mutex g_log_mutex;
+std::vector<std::string> g_log;
+
+void capture_log(ncclDebugLogLevel level, unsigned long /*flags*/, const char* /*file*/,
+                 int /*line*/, const char* fmt, ...) {
+  char buffer[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  std::lock_guard lock(g_log_mutex);
+  g_log.push_back((level == NCCL_LOG_WARN ? "WARN " : "INFO ") + std::string(buffer));
+}
+
+// The plugin reads its environment at the first init of the process, and keeps its state
+// for the process's life: every test here shares one directory.
+const std::string& plugin_dir() {
+  static testing::TempDir dir;
+  static bool set = [] {
+    ::setenv(kDirEnv, dir.path().c_str(), 1);
+    ::setenv(kFlushEnv, "3600", 1); // only finalize writes, so the tests read a known state
+    return true;
+  }();
+  (void)set;
+  return dir.path();
+}
+
+constexpr int kMask = ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh;
+
+// One communicator as NCCL drives it, for a given version of the table.
+template <typename Table, typename Descr> class NcclComm {
+public:
+  NcclComm(Table* table, void* context) : table_(table), context_(context) {}
+
+  void* start(Descr d) {
+    void* handle = reinterpret_cast<void*>(0xdead); // the plugin must always set it
+    table_->startEvent(context_, &handle, &d);
+    return handle;
+  }
+
+  // The launching thread's part of one operation: ncclEnqueueCheck's API events, then
+  // hostStreamPlanTask's Group and Coll (or P2p) events around the proxy start. Returns the
+  // operation's handle, which NCCL hands to the proxy thread.
+  void* launch(bool p2p, const char* func, const char* datatype, size_t count, uint8_t nchannels) {
+    std::vector<void*> api;
+    if constexpr (!std::is_same_v<Descr, ncclProfilerEventDescr_v4_t>) {
+      Descr group_api{};
+      group_api.type = ncclProfileGroupApi;
+      group_api.groupApi.groupDepth = 1;
+      api.push_back(start(group_api));
+      Descr call{};
+      call.type = p2p ? ncclProfileP2pApi : ncclProfileCollApi;
+      call.parentObj = api.back();
+      if (p2p) {
+        call.p2pApi = {func, count, datatype, nullptr, false};
+      } else {
+        call.collApi = {func, count, datatype, 0, nullptr, false};
+      }
+      api.push_back(start(call));
+    }
+    Descr group{};
+    group.type = ncclProfileGroup;
+    void* group_handle = start(group);
+    Descr op{};
+    op.type = p2p ? ncclProfileP2p : ncclProfileColl;
+    op.rank = 1;
+    if (p2p) {
+      op.p2p.func = func;
+      op.p2p.datatype = datatype;
+      op.p2p.count = count;
+      op.p2p.peer = 0;
+      op.p2p.nChannels = nchannels;
+    } else {
+      op.coll.seqNumber = seq_++;
+      op.coll.func = func;
+      op.coll.count = count;
+      op.coll.datatype = datatype;
+      op.coll.nChannels = nchannels;
+      op.coll.nWarps = 16;
+      op.coll.algo = "RING";
+      op.coll.proto = "SIMPLE";
+    }
+    void* handle = start(op);
+    EXPECT_NE(handle, nullptr) << func;
+    // ncclProfilerStopTaskEvents, ncclProfilerStopGroupEvent: only non-null handles.
+    if (handle) table_->stopEvent(handle);
+    if (group_handle) table_->stopEvent(group_handle);
+    for (void* h : api)
+      EXPECT_EQ(h, nullptr) << "API events are not asked for";
+    return handle;
+  }
+
+  // The proxy thread's part: profilerProxyProgress starts every channel's KernelCh event,
+  // then ends each with ncclProfilerKernelChStop and the GPU's end time.
+  void run_channels(void* op, uint8_t nchannels, uint64_t gpu_start, uint64_t gpu_ns) {
+    std::vector<void*> channels;
+    for (uint8_t c = 0; c < nchannels; ++c) {
+      Descr d{};
+      d.type = ncclProfileKernelCh;
+      d.parentObj = op;
+      d.kernelCh.channelId = c;
+      d.kernelCh.pTimer = gpu_start + c;
+      channels.push_back(start(d));
+      EXPECT_NE(channels.back(), nullptr);
+    }
+    for (uint8_t c = 0; c < nchannels; ++c) {
+      ncclProfilerEventStateArgs_t args{};
+      args.kernelCh.pTimer = gpu_start + gpu_ns - c;
+      table_->recordEventState(channels[c], ncclProfilerKernelChStop, &args);
+      table_->stopEvent(channels[c]);
+    }
+  }
+
+  void finalize() { EXPECT_EQ(table_->finalize(context_), ncclSuccess); }
+
+private:
+  Table* table_;
+  void* context_;
+  uint64_t seq_ = 0;
+};
+
+class PluginTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = plugin_dir();
+    handle_ = ::dlopen(FABRIC_NCCL_PROFILER_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle_, nullptr) << ::dlerror();
+    v4_ = static_cast<ncclProfiler_v4_t*>(::dlsym(handle_, "ncclProfiler_v4"));
+    v5_ = static_cast<ncclProfiler_v5_t*>(::dlsym(handle_, "ncclProfiler_v5"));
+    v6_ = static_cast<ncclProfiler_v6_t*>(::dlsym(handle_, "ncclProfiler_v6"));
+    ASSERT_TRUE(v4_ && v5_ && v6_);
+  }
+  void TearDown() override {
+    // As NCCL does after its last communicator; the library stays (-z nodelete).
+    if (handle_) ::dlclose(handle_);
+  }
+
+  NcclComm<ncclProfiler_v5_t, ncclProfilerEventDescr_v5_t> init_v5(uint64_t hash, int nranks,
+                                                                   int rank) {
+    void* context = nullptr;
+    int mask = 0;
+    EXPECT_EQ(v5_->init(&context, hash, &mask, "trainer", 1, nranks, rank, capture_log),
+              ncclSuccess);
+    EXPECT_EQ(mask, kMask);
+    EXPECT_NE(context, nullptr);
+    return {v5_, context};
+  }
+
+  ProcessProfile read_profile() {
+    ProcessIdentity me = own_process_identity();
+    std::string path = dir_ + "/" + profile_file_name(me.pid, me.pid_ns, me.start_ticks);
+    auto parsed = parse_profile(testing::read_text(path), path);
+    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message());
+    return parsed.ok() ? *parsed : ProcessProfile{};
+  }
+
+  static const CommProfile* comm(const ProcessProfile& p, uint64_t hash) {
+    for (const auto& c : p.comms) {
+      if (c.hash == hash) return &c;
+    }
+    return nullptr;
+  }
+  static const ProfileCell* cell(const CommProfile& c, std::string_view collective, uint64_t size) {
+    for (const auto& cell : c.cells) {
+      if (collective_name(cell.collective) == collective && cell.size_bytes == size) return &cell;
+    }
+    return nullptr;
+  }
+
+  std::string dir_;
+  void* handle_ = nullptr;
+  ncclProfiler_v4_t* v4_ = nullptr;
+  ncclProfiler_v5_t* v5_ = nullptr;
+  ncclProfiler_v6_t* v6_ = nullptr;
+};
+
+TEST_F(PluginTest, EveryCollectiveTypeAndCountAsNccl228CallsIt) {
+  constexpr uint64_t kHash = 0xa11c011ec7140001;
+  auto nccl = init_v5(kHash, 4, 1);
+  struct Case {
+    bool p2p;
+    const char* func;
+    const char* datatype;
+    size_t count;
+    std::string_view label;
+    uint64_t bucket;
+  };
+  // Sizes as nccl-tests counts them: per-rank counts times 4 ranks for the gathers.
+  const Case cases[] = {
+      {false, "AllReduce", "ncclFloat32", 262144, "all_reduce", 1 << 20}, // 1 MiB
+      {false, "AllReduce", "ncclFloat32", 262144, "all_reduce", 1 << 20},
+      {false, "AllReduce", "ncclBfloat16", 3, "all_reduce", 4},               // 6 B
+      {false, "AllGather", "ncclInt8", 1000, "all_gather", 2048},             // 4000 B
+      {false, "ReduceScatter", "ncclFloat64", 1024, "reduce_scatter", 32768}, // 32 KiB
+      {false, "Broadcast", "ncclInt64", 10, "broadcast", 64},                 // 80 B
+      {false, "Reduce", "ncclFloat16", 7, "reduce", 8},                       // 14 B
+      {false, "AlltoAll", "ncclUint32", 100, "alltoall", 1024},               // 1600 B
+      {true, "Send", "ncclFloat32", 256, "send", 1024},                       // 1 KiB
+      {true, "Recv", "Unknown", 300, "recv", 256},                            // ncclUint8
+  };
+  for (const auto& c : cases) {
+    void* op = nccl.launch(c.p2p, c.func, c.datatype, c.count, 2);
+    nccl.run_channels(op, 2, 1000000, 100000); // 100 us on the GPU
+  }
+  nccl.finalize();
+
+  ProcessProfile profile = read_profile();
+  EXPECT_EQ(profile.abi, "ncclProfiler_v5");
+  EXPECT_EQ(profile.events_dropped, 0u);
+  const CommProfile* world = comm(profile, kHash);
+  ASSERT_NE(world, nullptr);
+  EXPECT_EQ(world->nranks, 4);
+  EXPECT_EQ(world->rank, 1);
+  EXPECT_EQ(world->cells.size(), 9u);
+  const ProfileCell* ar = cell(*world, "all_reduce", 1 << 20);
+  ASSERT_NE(ar, nullptr);
+  EXPECT_EQ(ar->ops, 2u);
+  EXPECT_EQ(ar->bytes, 2u << 20);
+  EXPECT_EQ(ar->timed_ops, 2u);
+  EXPECT_EQ(ar->busy_ns, 200000u) << "100 us each";
+  struct Bytes {
+    std::string_view label;
+    uint64_t bucket, bytes;
+  };
+  for (auto [label, bucket, bytes] :
+       {Bytes{"all_reduce", 4, 6}, Bytes{"all_gather", 2048, 4000},
+        Bytes{"reduce_scatter", 32768, 32768}, Bytes{"broadcast", 64, 80}, Bytes{"reduce", 8, 14},
+        Bytes{"alltoall", 1024, 1600}, Bytes{"send", 1024, 1024}, Bytes{"recv", 256, 300}}) {
+    const ProfileCell* c = cell(*world, label, bucket);
+    ASSERT_NE(c, nullptr) << label << " " << bucket;
+    EXPECT_EQ(c->ops, 1u) << label;
+    EXPECT_EQ(c->bytes, bytes) << label;
+    EXPECT_EQ(c->timed_ops, 1u) << label;
+    EXPECT_EQ(c->busy_ns, 100000u) << label;
+  }
+  // The file says the bandwidths as nccl-tests would: 2 MiB in 200 us is 10.49 GB/s, and
+  // an all_reduce over 4 ranks moves 2*3/4 of that over the bus.
+  std::string text = render_profile(profile);
+  EXPECT_NE(text.find("algbw_gbps 10.49 busbw_gbps 15.73\n"), std::string::npos) << text;
+}
+
+TEST_F(PluginTest, ThreadsOfSeveralCommunicatorsAtOnce) {
+  constexpr int kComms = 4, kOps = 3000;
+  ProcessIdentity me = own_process_identity();
+  uint64_t dropped_before = 0;
+  if (auto before = parse_profile(
+          testing::read_text(dir_ + "/" + profile_file_name(me.pid, me.pid_ns, me.start_ticks)),
+          "before");
+      before.ok()) {
+    dropped_before = before->events_dropped;
+  }
+  std::vector<NcclComm<ncclProfiler_v5_t, ncclProfilerEventDescr_v5_t>> comms;
+  for (int i = 0; i < kComms; ++i)
+    comms.push_back(init_v5(0xc0ffee0000000000 + i, 8, i));
+  struct Queue {
+    std::mutex mutex;
+    std::deque<void*> ops;
+    bool done = false;
+  };
+  std::vector<Queue> queues(kComms);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kComms; ++i) {
+    threads.emplace_back([&, i] { // the launching thread
+      for (int n = 0; n < kOps; ++n) {
+        void* op =
+            comms[i].launch(n % 3 == 0, n % 3 == 0 ? "Send" : "AllReduce", "ncclFloat32", 1024, 2);
+        std::lock_guard lock(queues[i].mutex);
+        queues[i].ops.push_back(op);
+      }
+      std::lock_guard lock(queues[i].mutex);
+      queues[i].done = true;
+    });
+    threads.emplace_back([&, i] { // the proxy thread
+      for (;;) {
+        void* op = nullptr;
+        {
+          std::lock_guard lock(queues[i].mutex);
+          if (!queues[i].ops.empty()) {
+            op = queues[i].ops.front();
+            queues[i].ops.pop_front();
+          } else if (queues[i].done) {
+            return;
+          }
+        }
+        if (op) {
+          comms[i].run_channels(op, 2, 5000, 700);
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  for (auto& c : comms)
+    c.finalize();
+
+  ProcessProfile profile = read_profile();
+  uint64_t timed = 0;
+  for (int i = 0; i < kComms; ++i) {
+    const CommProfile* c = comm(profile, 0xc0ffee0000000000 + i);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->rank, i);
+    const ProfileCell* ar = cell(*c, "all_reduce", 4096);
+    const ProfileCell* send = cell(*c, "send", 4096);
+    ASSERT_TRUE(ar && send);
+    EXPECT_EQ(ar->ops + send->ops, uint64_t{kOps});
+    EXPECT_EQ(send->ops, uint64_t{kOps / 3});
+    EXPECT_EQ(ar->busy_ns, ar->timed_ops * 700);
+    timed += ar->timed_ops + send->timed_ops;
+  }
+  // Each operation timed exactly once, unless the pool had no slot for it.
+  EXPECT_EQ(timed + (profile.events_dropped - dropped_before), uint64_t{kComms} * kOps);
+}
+
+TEST_F(PluginTest, Version4AndVersion6TablesCountTheSame) {
+  void* context = nullptr;
+  int mask = 0;
+  ASSERT_EQ(v4_->init(&context, &mask, "v4", 0x4444000000000004, 1, 2, 0, capture_log),
+            ncclSuccess);
+  EXPECT_EQ(mask, kMask);
+  NcclComm<ncclProfiler_v4_t, ncclProfilerEventDescr_v4_t> v4(v4_, context);
+  void* op = v4.launch(false, "AllGather", "ncclFloat32", 64, 1);
+  v4.run_channels(op, 1, 10, 50);
+  v4.finalize();
+  ProcessProfile after_v4 = read_profile();
+  EXPECT_EQ(after_v4.abi, "ncclProfiler_v4");
+  const CommProfile* c4 = comm(after_v4, 0x4444000000000004);
+  ASSERT_NE(c4, nullptr);
+  const ProfileCell* ag = cell(*c4, "all_gather", 512);
+  ASSERT_NE(ag, nullptr) << "64 x 4 bytes x 2 ranks";
+  EXPECT_EQ(ag->timed_ops, 1u);
+  EXPECT_EQ(ag->busy_ns, 50u);
+
+  ASSERT_EQ(v6_->init(&context, 0x6666000000000006, &mask, "v6", 1, 2, 1, capture_log),
+            ncclSuccess);
+  EXPECT_EQ(mask, kMask) << "copy-engine events are not asked for";
+  NcclComm<ncclProfiler_v6_t, ncclProfilerEventDescr_v6_t> v6(v6_, context);
+  op = v6.launch(true, "Recv", "ncclFloat64", 2, 1);
+  v6.run_channels(op, 1, 10, 70);
+  // A copy-engine collective's events, should NCCL send them anyway, are not counted.
+  ncclProfilerEventDescr_v6_t ce{};
+  ce.type = ncclProfileCeColl;
+  ce.ceColl.func = "AllGather";
+  ce.ceColl.datatype = "ncclFloat32";
+  ce.ceColl.count = 1;
+  EXPECT_EQ(v6.start(ce), nullptr);
+  v6.finalize();
+  ProcessProfile after_v6 = read_profile();
+  EXPECT_EQ(after_v6.abi, "ncclProfiler_v6");
+  const CommProfile* c6 = comm(after_v6, 0x6666000000000006);
+  ASSERT_NE(c6, nullptr);
+  ASSERT_EQ(c6->cells.size(), 1u);
+  EXPECT_EQ(collective_name(c6->cells[0].collective), "recv");
+  EXPECT_EQ(c6->cells[0].bytes, 16u);
+  EXPECT_EQ(c6->cells[0].busy_ns, 70u);
+}
+
+TEST_F(PluginTest, WhatNcclMayHandOverIsSurvived) {
+  // Null pointers and a communicator with an impossible rank: no crash, ncclSuccess, and
+  // the activation mask still set (NCCL keeps one for the whole process).
+  int mask = 0;
+  void* context = reinterpret_cast<void*>(1);
+  EXPECT_EQ(v5_->init(&context, 7, &mask, nullptr, 1, 4, 9, capture_log), ncclSuccess);
+  EXPECT_EQ(context, nullptr);
+  EXPECT_EQ(mask, kMask);
+  EXPECT_EQ(v5_->init(nullptr, 7, &mask, nullptr, 1, 4, 0, capture_log), ncclInvalidArgument);
+  void* handle = reinterpret_cast<void*>(1);
+  ncclProfilerEventDescr_v5_t d{};
+  d.type = ncclProfileColl; // func and datatype left null
+  EXPECT_EQ(v5_->startEvent(nullptr, &handle, &d), ncclSuccess);
+  EXPECT_EQ(handle, nullptr);
+  EXPECT_EQ(v5_->startEvent(nullptr, nullptr, &d), ncclSuccess);
+  EXPECT_EQ(v5_->startEvent(nullptr, &handle, nullptr), ncclSuccess);
+  EXPECT_EQ(v5_->stopEvent(nullptr), ncclSuccess);
+  EXPECT_EQ(v5_->stopEvent(&mask), ncclSuccess);
+  EXPECT_EQ(v5_->recordEventState(&mask, ncclProfilerKernelChStop, nullptr), ncclSuccess);
+  EXPECT_EQ(v5_->finalize(nullptr), ncclSuccess);
+  std::lock_guard lock(g_log_mutex);
+  bool warned = false;
+  for (const auto& line : g_log)
+    warned |= line.find("WARN fabric profiler: communicator with rank 9 of 4") == 0;
+  EXPECT_TRUE(warned);
+}
+
+TEST_F(PluginTest, TheFirstInitSaysWhereItWrites) {
+  init_v5(0x1000000000000001, 2, 0).finalize();
+  std::lock_guard lock(g_log_mutex);
+  std::size_t announced = 0;
+  for (const auto& line : g_log) {
+    if (line.find("INFO fabric profiler: writing " + plugin_dir() + "/nccl-") == 0 &&
+        line.ends_with(".prof every 3600 s")) {
+      ++announced;
+    }
+  }
+  EXPECT_EQ(announced, 1u);
+}
+
+} // namespace
+} // namespace fabric::nccl_profiler

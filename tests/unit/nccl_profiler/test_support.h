@@ -1,0 +1,75 @@
+// Scratch directories for the NCCL profiler tests: a temporary folder, and a /proc
+// look-alike with just the files the reader consults.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+
+namespace fabric::nccl_profiler::testing {
+
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern = "/tmp/fabric-nccl-profiler-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+inline void write_text(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// /proc as the reader sees it: self/ns/pid, and per process stat, status, ns/pid, cgroup.
+class FakeProc {
+public:
+  FakeProc(const std::string& root, uint64_t own_namespace) : root_(root) {
+    link_namespace(root_ + "/self", own_namespace);
+  }
+
+  // A process: `pid` here, `inner_pid` in its own namespace `ns`.
+  void add(int64_t pid, uint64_t ns, int64_t inner_pid, uint64_t start_ticks,
+           const std::string& cgroup = "0::/user.slice\n") {
+    std::string dir = root_ + "/" + std::to_string(pid);
+    write_text(dir + "/stat", std::to_string(pid) +
+                                  " (python3) S 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 9 0 " +
+                                  std::to_string(start_ticks) + " 1048576 2048\n");
+    std::string nspid = std::to_string(pid);
+    if (inner_pid != pid) nspid += "\t" + std::to_string(inner_pid);
+    write_text(dir + "/status", "Name:\tpython3\nNSpid:\t" + nspid + "\nPPid:\t1\n");
+    write_text(dir + "/cgroup", cgroup);
+    link_namespace(dir, ns);
+  }
+  void remove(int64_t pid) { std::filesystem::remove_all(root_ + "/" + std::to_string(pid)); }
+
+private:
+  static void link_namespace(const std::string& dir, uint64_t ns) {
+    std::filesystem::create_directories(dir + "/ns");
+    std::filesystem::remove(dir + "/ns/pid");
+    std::filesystem::create_symlink("pid:[" + std::to_string(ns) + "]", dir + "/ns/pid");
+  }
+  std::string root_;
+};
+
+} // namespace fabric::nccl_profiler::testing
