@@ -75,44 +75,39 @@ gid_hex() {
   printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
 }
 
+# add_gids PORTDIR GID NETDEV: GID's RoCE v1 and v2 entries on NETDEV at the next free
+# indexes, then an unused slot: all zeros, with no type file (the kernel refuses to read
+# an unused slot's type).
+add_gids() {
+  local index=0 type
+  [[ -d $1/gid_attrs/types ]] && index=$(find "$1/gid_attrs/types" -type f | wc -l)
+  for type in "IB/RoCE v1" "RoCE v2"; do
+    put "$1/gids/$index" "$2"
+    put "$1/gid_attrs/types/$index" "$type"
+    put "$1/gid_attrs/ndevs/$index" "$3"
+    index=$((index + 1))
+  done
+  put "$1/gids/$index" "0000:0000:0000:0000:0000:0000:0000:0000"
+}
+
 # rdma_port DEVDIR LINK_LAYER NETDEV [IPV4]: port 1 with the GID table mlx5 and rxe build:
 # link-local v1/v2 at 0/1, the address's v1/v2 at 2/3 (RoCE); one IB GID (InfiniBand).
 rdma_port() {
-  local port=$1/ports/1 ll=$2 netdev=$3 ipv4=${4:-}
+  local port=$1/ports/1
   put "$port/state" "4: ACTIVE"
-  put "$port/link_layer" "$ll"
-  if [[ $ll == InfiniBand ]]; then
+  put "$port/link_layer" "$2"
+  if [[ $2 == InfiniBand ]]; then
     put "$port/gids/0" "fe80:0000:0000:0000:b859:9f03:00d4:0e2a"
     put "$port/gid_attrs/types/0" "IB/RoCE v1"
     return
   fi
-  local index=0 gid type
-  for gid in "fe80:0000:0000:0000:b859:9fff:fed4:0e2a" ${ipv4:+"$(gid_hex "$ipv4")"}; do
-    for type in "IB/RoCE v1" "RoCE v2"; do
-      put "$port/gids/$index" "$gid"
-      put "$port/gid_attrs/types/$index" "$type"
-      put "$port/gid_attrs/ndevs/$index" "$netdev"
-      index=$((index + 1))
-    done
-  done
-  # An unused slot: all zeros, and a type file the kernel refuses to read (left out).
-  put "$port/gids/$index" "0000:0000:0000:0000:0000:0000:0000:0000"
+  add_gids "$port" "fe80:0000:0000:0000:b859:9fff:fed4:0e2a" "$3"
+  if [[ -n ${4:-} ]]; then add_gids "$port" "$(gid_hex "$4")" "$3"; fi
 }
 
 # pod_gids RDMA_DEV IPV4 NETDEV: the GIDs a pod's macvlan (NETDEV, in the pod's network
 # namespace, so not in this sys/class/net) adds to the table of port 1, after the port's own.
-pod_gids() {
-  local port=$SYS/class/infiniband/$1/ports/1 index type gid
-  index=$(find "$port/gid_attrs/types" -type f | wc -l)
-  gid=$(gid_hex "$2")
-  for type in "IB/RoCE v1" "RoCE v2"; do
-    put "$port/gids/$index" "$gid"
-    put "$port/gid_attrs/types/$index" "$type"
-    put "$port/gid_attrs/ndevs/$index" "$3"
-    index=$((index + 1))
-  done
-  put "$port/gids/$index" "0000:0000:0000:0000:0000:0000:0000:0000"
-}
+pod_gids() { add_gids "$SYS/class/infiniband/$1/ports/1" "$(gid_hex "$2")" "$3"; }
 
 # netdev DIR NAME: a netdev folder under device folder DIR, with its class link.
 netdev() {
