@@ -180,7 +180,7 @@ bool gid_names(const topo::RdmaNic& nic, const std::string& netdev) {
 
 // The NIC(s) `iface` sits on: the RDMA device on its PCI function, one whose GID table
 // names it (a pod's macvlan), or either for a netdev below it (lower_* links: VLAN,
-// macvlan in this namespace), a few levels down at most.
+// macvlan in this namespace), looking at 16 netdevs at most.
 Result<std::vector<std::size_t>> nics_of_interface(const topo::NodeTopology& node,
                                                    const SysfsReader& sys,
                                                    const std::string& iface) {
