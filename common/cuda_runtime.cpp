@@ -110,11 +110,7 @@ Result<DeviceSummary> describe_device(int index) {
   const Runtime* rt = *loaded();
   DeviceSummary summary;
   summary.index = index;
-  char bus_id[32] = {};
-  if (int rc = rt->device_get_pci_bus_id(bus_id, sizeof bus_id, index); rc != kCudaSuccess) {
-    return cuda_error(*rt, rc, "cudaDeviceGetPCIBusId");
-  }
-  summary.pci_bus_id = bus_id;
+  FABRIC_ASSIGN_OR_RETURN(summary.pci_bus_id, pci_bus_id(index));
   if (int rc = rt->set_device(index); rc != kCudaSuccess)
     return cuda_error(*rt, rc, "cudaSetDevice");
   std::size_t free_bytes = 0;
@@ -122,6 +118,26 @@ Result<DeviceSummary> describe_device(int index) {
     return cuda_error(*rt, rc, "cudaMemGetInfo");
   }
   return summary;
+}
+
+Result<std::string> pci_bus_id(int index) {
+  FABRIC_ASSIGN_OR_RETURN(const Runtime* rt, loaded());
+  // 13 bytes hold "DDDD:BB:DD.F"; the room above allows for wider domains.
+  char bus_id[32] = {};
+  if (int rc = rt->device_get_pci_bus_id(bus_id, sizeof bus_id - 1, index); rc != kCudaSuccess) {
+    return cuda_error(*rt, rc, "cudaDeviceGetPCIBusId(" + std::to_string(index) + ")");
+  }
+  return std::string(bus_id);
+}
+
+Result<std::vector<std::string>> pci_bus_ids() {
+  FABRIC_ASSIGN_OR_RETURN(int count, device_count());
+  std::vector<std::string> ids;
+  for (int i = 0; i < count; ++i) {
+    FABRIC_ASSIGN_OR_RETURN(std::string id, pci_bus_id(i));
+    ids.push_back(std::move(id));
+  }
+  return ids;
 }
 
 Result<void> check_allocation(int index, std::size_t bytes) {

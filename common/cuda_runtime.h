@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 
@@ -25,6 +26,13 @@ void* runtime_library();
 Result<int> device_count();
 
 Result<DeviceSummary> describe_device(int index);
+
+// The PCI address of device `index` as the runtime prints it ("0000:3B:00.0"), without
+// making it current or creating a context: cheap enough to list every device.
+Result<std::string> pci_bus_id(int index);
+// Every visible device's address, in CUDA's device order (after CUDA_VISIBLE_DEVICES and
+// CUDA_DEVICE_ORDER). Errors as device_count().
+Result<std::vector<std::string>> pci_bus_ids();
 
 // Allocates and frees `bytes` of device memory on `index`: proves the device usable.
 Result<void> check_allocation(int index, std::size_t bytes);

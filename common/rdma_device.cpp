@@ -15,6 +15,16 @@ std::string_view gid_type_name(GidType type) {
   return "unknown";
 }
 
+std::string port_netdev(const std::vector<GidEntry>& gids) {
+  for (const auto& g : gids) {
+    if (g.index == 0 && !g.netdev.empty()) return g.netdev;
+  }
+  for (const auto& g : gids) {
+    if (!g.netdev.empty()) return g.netdev;
+  }
+  return "";
+}
+
 std::optional<std::string> ipv4_of_gid(const uint8_t raw[16]) {
   static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   if (std::memcmp(raw, kMappedPrefix, sizeof kMappedPrefix) != 0) return std::nullopt;

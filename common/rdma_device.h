@@ -44,6 +44,11 @@ struct DeviceInfo {
 
 std::string_view gid_type_name(GidType type);
 
+// A port's own netdev in its GID table: index 0 is the port's default GID, which the
+// kernel always ties to the netdev the port sits on (uppers only ever get later indexes);
+// failing that, the first netdev named; "" when none is (InfiniBand).
+std::string port_netdev(const std::vector<GidEntry>& gids);
+
 // "::ffff:10.0.0.1" -> "10.0.0.1"; nullopt for GIDs that are not IPv4-mapped.
 std::optional<std::string> ipv4_of_gid(const uint8_t raw[16]);
 // Canonical RFC 5952 text of a 16-byte GID (inet_ntop).

@@ -10,6 +10,19 @@ Result<std::vector<std::string>> list_sysfs_devices(const SysfsReader& sysfs) {
   return sysfs.list("class/infiniband");
 }
 
+Result<std::vector<uint32_t>> list_sysfs_ports(const SysfsReader& sysfs,
+                                               const std::string& device) {
+  FABRIC_ASSIGN_OR_RETURN(auto names, sysfs.list("class/infiniband/" + device + "/ports"));
+  std::vector<uint32_t> numbers;
+  for (const auto& name : names) {
+    uint32_t n = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+    if (ec == std::errc() && end == name.data() + name.size()) numbers.push_back(n);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
 GidType parse_sysfs_gid_type(const std::string& text) {
   if (text == "RoCE v2") return GidType::kRoceV2;
   // The kernel writes "IB/RoCE v1" for both; which one it is depends on the link layer.

@@ -18,6 +18,9 @@ namespace fabric::rdma {
 // RDMA device names present (class/infiniband), sorted.
 Result<std::vector<std::string>> list_sysfs_devices(const SysfsReader& sysfs);
 
+// The port numbers of `device` (class/infiniband/DEV/ports), ascending.
+Result<std::vector<uint32_t>> list_sysfs_ports(const SysfsReader& sysfs, const std::string& device);
+
 // The valid GID entries of one port, by index. Unused slots (all-zero GID, or a type
 // file the kernel refuses to read) are left out.
 Result<std::vector<GidEntry>> read_sysfs_gid_table(const SysfsReader& sysfs,

@@ -84,4 +84,18 @@ Result<std::string> SysfsReader::link_name(const std::string& relative) const {
   return target.filename().string();
 }
 
+Result<std::string> SysfsReader::resolve(const std::string& relative) const {
+  std::error_code ec;
+  const fs::path root = fs::canonical(root_, ec);
+  if (ec) return Error::from_errno(ec.value(), "resolving", root_);
+  const fs::path target = fs::canonical(path(relative), ec);
+  if (ec) return Error::from_errno(ec.value(), "resolving", path(relative));
+  const fs::path inside = target.lexically_relative(root);
+  if (inside.empty() || *inside.begin() == "..") {
+    return Error(ErrorCode::kInvalidArgument, "resolving " + path(relative),
+                 "the link leads outside " + root_ + " (to " + target.string() + ")");
+  }
+  return inside.string();
+}
+
 } // namespace fabric

@@ -29,6 +29,12 @@ public:
   Result<std::vector<std::string>> list(const std::string& relative) const;
   // The final component of a symlink's target (sysfs links such as device/driver).
   Result<std::string> link_name(const std::string& relative) const;
+  // Where `relative` really is, every symlink on the way followed, as a path relative to
+  // the root: "class/infiniband/mlx5_0/device" ->
+  // "devices/pci0000:00/0000:00:01.0/0000:01:00.0". sysfs's links are relative, so a
+  // fixture folder resolves within itself; a link that leads outside the root (an
+  // absolute one, or too many "..") is an error rather than a path on another tree.
+  Result<std::string> resolve(const std::string& relative) const;
 
 private:
   std::string root_;

@@ -1,5 +1,6 @@
 // fabric-probe lint: per-node pre-flight checks of the RoCE parameter plane (MTU, RoCE v2
-// GIDs, PFC on the RoCE priority, rdma_cm's RoCE mode, memlock, RDMA netns mode).
+// GIDs, PFC on the RoCE priority, rdma_cm's RoCE mode, memlock, RDMA netns mode, the
+// GPU-NIC distance on PCIe).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/cuda_runtime.h"
 #include "common/units.h"
 #include "probes/commands.h"
 #include "probes/lint.h"
@@ -23,6 +25,8 @@ struct LintArgs {
   std::string expect_netns_mode;
   std::string min_memlock;
   std::string root = "/";
+  std::optional<int> gpu;
+  std::string interface;
 };
 
 Result<LintOptions> lint_options(const LintArgs& args) {
@@ -45,7 +49,9 @@ int run_lint_command(const LintArgs& args) {
   if (!options.ok()) return cli::fail(kProgram, options.error());
   LintSources sources;
   sources.root = args.root;
-  auto inputs = collect_lint_inputs(sources, args.devices);
+  // The CUDA runtime knows the job's GPUs exactly, but only those of this machine.
+  if (args.root == "/") sources.cuda_bus_ids = cuda::pci_bus_ids;
+  auto inputs = collect_lint_inputs(sources, args.devices, {args.gpu, args.interface});
   if (!inputs.ok()) {
     // Whatever went wrong, the node could not be checked: a system error, not a verdict.
     cli::fail(kProgram, inputs.error());
@@ -63,9 +69,11 @@ Subcommand add_lint_command(CLI::App& app) {
   auto args = std::make_shared<LintArgs>();
   auto* cmd = app.add_subcommand(
       "lint", "Pre-flight checks of this node's RoCE setup: MTU, RoCE v2 GIDs, PFC on the "
-              "RoCE priority, rdma_cm RoCE mode, memlock, RDMA netns mode (exit 3 if one fails)");
+              "RoCE priority, rdma_cm RoCE mode, memlock, RDMA netns mode, GPU-NIC distance "
+              "(exit 3 if one fails)");
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
-  cmd->add_option("-d,--device", args->devices, "Only this RDMA device (repeatable)");
+  cmd->add_option("-d,--device", args->devices,
+                  "Only this RDMA device (repeatable); also the NIC the GPUs are checked against");
   cmd->add_option("--dscp", args->dscp,
                   "DSCP that RoCE traffic carries, looked up in the DCB APP table")
       ->check(CLI::Range(0, 63))
@@ -75,6 +83,13 @@ Subcommand add_lint_command(CLI::App& app) {
       ->check(CLI::IsMember({"shared", "exclusive"}));
   cmd->add_option("--min-memlock", args->min_memlock,
                   "Smallest acceptable RLIMIT_MEMLOCK soft limit, e.g. 64M (default 64M)");
+  cmd->add_option("--gpu", args->gpu,
+                  "Check the GPU-NIC distance of the job's CUDA device N only (default: the GPUs "
+                  "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES give it, else every GPU)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--interface", args->interface,
+                  "The job's RoCE interface (a pod's net1): check the GPUs against the NIC it "
+                  "sits on (default: the NICs of this network namespace's netdevs)");
   cmd->add_option("--root", args->root,
                   "Folder that stands for / when reading sysfs and configfs (default /)");
   return {cmd, [args] { return run_lint_command(*args); }};

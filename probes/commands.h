@@ -26,5 +26,6 @@ Subcommand add_mesh_command(CLI::App& app);
 Subcommand add_bw_command(CLI::App& app);
 Subcommand add_lat_command(CLI::App& app);
 Subcommand add_lint_command(CLI::App& app);
+Subcommand add_topo_command(CLI::App& app);
 
 } // namespace fabric::probes

@@ -414,6 +414,7 @@ std::vector<LintCheck> run_lint(const LintInputs& inputs, const LintOptions& opt
   add(check_cm_roce_mode(inputs));
   checks.push_back(check_memlock(inputs.memlock, options.min_memlock));
   checks.push_back(check_netns_mode(inputs.netns_mode, options.expect_netns_mode));
+  add(check_gpu_nic_distance(inputs.gpu_nic));
   return checks;
 }
 

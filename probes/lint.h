@@ -70,6 +70,21 @@
 //
 // roce_ports (per node). At least one RDMA port with an Ethernet link layer: the other
 //   checks have nothing to look at otherwise, so none is a fail.
+//
+// gpu_nic_distance (per GPU the job uses). NCCL lets a NIC read and write GPU memory
+//   directly (GPUDirect RDMA) only when the NIC is at PIX or PXB from the GPU
+//   (NCCL_NET_GDR_LEVEL's default); farther, every transfer is staged through host memory
+//   across the CPU and the all-reduce loses a large part of its bandwidth. The GPUs:
+//   --gpu N, else those CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES give the job
+//   (gpu_visibility.h), else every GPU. The NICs: --device, else the one --interface sits
+//   on, else those serving a netdev of this network namespace (in a pod: the pod's RoCE
+//   interface), else every RDMA NIC. The closest of those NICs decides, in the terms of
+//   `nvidia-smi topo -m` (pci_topology.h):
+//     PIX, PXB   pass
+//     PHB        warn: through the host bridge; NCCL keeps GPUDirect RDMA off by default
+//     NODE, SYS  fail: across host bridges or sockets
+//   and a warn or fail names a NIC of the node that is closer, when there is one. No GPU,
+//   or only NICs without a PCI function (rxe, siw): unknown.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +98,7 @@
 #include "common/rdma_netlink.h"
 #include "common/result.h"
 #include "pfc/dcb_config.h"
+#include "probes/node_topology.h"
 
 namespace fabric::probes {
 
@@ -122,6 +138,16 @@ struct LintPort {
   std::vector<std::string> netdevs;
 };
 
+// What gpu_nic_distance looks at: the node's GPUs and NICs and the ones the job uses.
+struct GpuNicInputs {
+  topo::NodeTopology node;
+  std::vector<std::size_t> gpus;  // indexes into node.gpus, in the job's CUDA order
+  std::string gpus_from;          // "--gpu 1", "CUDA_VISIBLE_DEVICES=1,0", "every GPU"
+  std::vector<std::size_t> nics;  // indexes into node.nics
+  std::string nics_from;          // "--device mlx5_0", "--interface net1", ...
+  std::vector<std::string> notes; // e.g. CUDA_VISIBLE_DEVICES entries that name no GPU
+};
+
 struct LintInputs {
   std::vector<LintPort> ports;
   // IPv4 addresses (dotted quad, no prefix) of the netdevs in the ports' `netdevs`.
@@ -133,6 +159,7 @@ struct LintInputs {
   std::map<std::string, Result<std::optional<std::string>>> cm_roce_mode;
   Result<MemlockLimit> memlock = not_collected("RLIMIT_MEMLOCK");
   Result<rdma::NetnsMode> netns_mode = not_collected("RDMA netns mode");
+  Result<GpuNicInputs> gpu_nic = not_collected("GPU and NIC topology");
 };
 
 // The DSCP RoCE traffic is commonly marked with (ToS 106 = DSCP 26 with ECT).
@@ -162,9 +189,10 @@ LintCheck check_memlock(const Result<MemlockLimit>& memlock, uint64_t min_bytes)
 LintCheck check_netns_mode(const Result<rdma::NetnsMode>& mode,
                            std::optional<rdma::NetnsMode> expected);
 std::vector<LintCheck> check_cm_roce_mode(const LintInputs& inputs);
+std::vector<LintCheck> check_gpu_nic_distance(const Result<GpuNicInputs>& inputs);
 
 // Every check, in a fixed order: roce_ports, mtu_match, roce_v2_gid,
-// pfc_on_roce_priority, rdma_cm_roce_mode, memlock, rdma_netns_mode.
+// pfc_on_roce_priority, rdma_cm_roce_mode, memlock, rdma_netns_mode, gpu_nic_distance.
 std::vector<LintCheck> run_lint(const LintInputs& inputs, const LintOptions& options);
 
 // kExitOk when no check failed, kExitBelowThreshold when one did (warn and unknown do

@@ -7,13 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
+#include <cstdlib>
 #include <memory>
 
 #include "common/rdma_sysfs.h"
 #include "common/sysfs.h"
 #include "pfc/dcb_netlink.h"
 #include "pfc/host_knobs.h"
+#include "probes/gpu_visibility.h"
 
 namespace fabric::probes {
 namespace {
@@ -55,30 +56,6 @@ Result<std::vector<std::string>> chosen_devices(const SysfsReader& sysfs,
     if (std::find(only.begin(), only.end(), device) != only.end()) chosen.push_back(device);
   }
   return chosen;
-}
-
-Result<std::vector<uint32_t>> port_numbers(const SysfsReader& sysfs, const std::string& device) {
-  FABRIC_ASSIGN_OR_RETURN(auto names, sysfs.list("class/infiniband/" + device + "/ports"));
-  std::vector<uint32_t> numbers;
-  for (const auto& name : names) {
-    uint32_t n = 0;
-    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
-    if (ec == std::errc() && end == name.data() + name.size()) numbers.push_back(n);
-  }
-  std::sort(numbers.begin(), numbers.end());
-  return numbers;
-}
-
-// The port's own netdev: GID index 0 is the port's default GID, which the kernel always
-// ties to the netdev the port sits on; uppers only ever get later indexes.
-std::string port_netdev(const std::vector<rdma::GidEntry>& gids) {
-  for (const auto& g : gids) {
-    if (g.index == 0 && !g.netdev.empty()) return g.netdev;
-  }
-  for (const auto& g : gids) {
-    if (!g.netdev.empty()) return g.netdev;
-  }
-  return "";
 }
 
 bool netdev_here(const SysfsReader& sysfs, const std::string& netdev) {
@@ -164,7 +141,140 @@ read_cm_roce_mode(const std::string& root, const std::string& device, const std:
   return state.cm_default_roce_mode;
 }
 
+std::optional<std::string> process_env(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// What decides the job's GPUs: the variables, the driver's GPU list and the CUDA runtime.
+topo::VisibilityInputs visibility_inputs(const topo::NodeTopology& node,
+                                         const LintSources& sources) {
+  auto env = sources.getenv ? sources.getenv : process_env;
+  topo::VisibilityInputs v;
+  v.nvidia_visible_devices = env("NVIDIA_VISIBLE_DEVICES");
+  v.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
+  if (v.nvidia_visible_devices && v.nvidia_visible_devices->starts_with("/")) {
+    auto names = SysfsReader(sources.root).list(v.nvidia_visible_devices->substr(1));
+    if (names.ok()) v.nvidia_device_files = std::move(*names);
+  }
+  SysfsReader proc(sources.root == "/" ? "/proc" : sources.root + "/proc");
+  if (proc.exists("driver/nvidia/gpus")) {
+    std::vector<topo::PciAddress> driver_gpus;
+    for (const auto& name : proc.list("driver/nvidia/gpus").value_or(std::vector<std::string>{})) {
+      if (auto a = topo::parse_pci_address(name); a.ok()) driver_gpus.push_back(*a);
+    }
+    v.driver_gpus = std::move(driver_gpus);
+  }
+  v.cuda_devices = node.cuda.devices;
+  return v;
+}
+
+bool gid_names(const topo::RdmaNic& nic, const std::string& netdev) {
+  for (const auto& port : nic.ports) {
+    for (const auto& g : port.roce_v2_gids) {
+      if (g.netdev == netdev) return true;
+    }
+  }
+  return false;
+}
+
+// The NIC(s) `iface` sits on: the RDMA device on its PCI function, one whose GID table
+// names it (a pod's macvlan), or either for a netdev below it (lower_* links: VLAN,
+// macvlan in this namespace), looking at 16 netdevs at most.
+Result<std::vector<std::size_t>> nics_of_interface(const topo::NodeTopology& node,
+                                                   const SysfsReader& sys,
+                                                   const std::string& iface) {
+  constexpr std::size_t kMaxNetdevs = 16;
+  constexpr std::string_view kLowerPrefix = "lower_";
+  std::vector<std::string> netdevs = {iface};
+  std::vector<std::size_t> found;
+  for (std::size_t i = 0; i < netdevs.size() && found.empty(); ++i) {
+    const std::string& netdev = netdevs[i];
+    const std::string dir = "class/net/" + netdev;
+    std::optional<topo::PciAddress> pci;
+    if (sys.exists(dir + "/device")) {
+      FABRIC_ASSIGN_OR_RETURN(pci, topo::pci_function_of(sys, dir + "/device"));
+    }
+    for (std::size_t n = 0; n < node.nics.size(); ++n) {
+      const auto& nic = node.nics[n];
+      if ((pci && nic.pci && nic.pci->address == *pci) || gid_names(nic, netdev)) {
+        found.push_back(n);
+      }
+    }
+    if (netdevs.size() < kMaxNetdevs) {
+      for (const auto& entry : sys.list(dir).value_or(std::vector<std::string>{})) {
+        if (entry.starts_with(kLowerPrefix)) add_unique(netdevs, entry.substr(kLowerPrefix.size()));
+      }
+    }
+  }
+  if (found.empty()) {
+    return Error(ErrorCode::kNotFound, "--interface " + iface,
+                 sys.exists("class/net/" + iface)
+                     ? "no RDMA device serves it: no GID table names it, and neither it nor a "
+                       "netdev below it sits on an RDMA NIC's PCI function"
+                     : "no such netdev in this network namespace, and no GID table names it");
+  }
+  return found;
+}
+
 } // namespace
+
+Result<GpuNicInputs> choose_gpus_and_nics(topo::NodeTopology node, const LintSources& sources,
+                                          const std::vector<std::string>& only,
+                                          const GpuNicChoice& choice) {
+  SysfsReader sys(sys_root_of(sources.root));
+  GpuNicInputs in;
+  std::vector<topo::GpuIdentity> ids;
+  for (const auto& g : node.gpus)
+    ids.push_back({g.address, g.uuid});
+  topo::VisibleGpus visible = topo::visible_gpus(ids, visibility_inputs(node, sources));
+  in.notes = std::move(visible.notes);
+  if (choice.gpu) {
+    const int n = *choice.gpu;
+    const std::string option = "--gpu " + std::to_string(n);
+    if (node.gpus.empty()) return Error(ErrorCode::kNotFound, option, "no GPU on this node");
+    if (n < 0 || static_cast<std::size_t>(n) >= visible.gpus.size()) {
+      return Error(ErrorCode::kNotFound, option,
+                   "the job sees " + std::to_string(visible.gpus.size()) + " GPU(s) (" +
+                       visible.source + ")");
+    }
+    in.gpus = {visible.gpus[static_cast<std::size_t>(n)]};
+    in.gpus_from = option + (visible.source == "every GPU" ? "" : " of " + visible.source);
+  } else {
+    in.gpus = std::move(visible.gpus);
+    in.gpus_from = std::move(visible.source);
+  }
+
+  if (!only.empty()) {
+    for (std::size_t n = 0; n < node.nics.size(); ++n) {
+      if (std::find(only.begin(), only.end(), node.nics[n].rdma_device) != only.end()) {
+        in.nics.push_back(n);
+      }
+    }
+    in.nics_from = "--device " + join(only);
+  } else if (!choice.interface.empty()) {
+    FABRIC_ASSIGN_OR_RETURN(in.nics, nics_of_interface(node, sys, choice.interface));
+    in.nics_from = "the NIC under --interface " + choice.interface;
+  } else {
+    for (std::size_t n = 0; n < node.nics.size(); ++n) {
+      const auto& nic = node.nics[n];
+      bool serves = !nic.netdevs.empty();
+      for (const auto& port : nic.ports) {
+        for (const auto& g : port.roce_v2_gids)
+          serves = serves || netdev_here(sys, g.netdev);
+      }
+      if (serves) in.nics.push_back(n);
+    }
+    in.nics_from = "the RDMA NICs of this network namespace's netdevs";
+    if (in.nics.empty()) {
+      for (std::size_t n = 0; n < node.nics.size(); ++n)
+        in.nics.push_back(n);
+      in.nics_from = "every RDMA NIC";
+    }
+  }
+  in.node = std::move(node);
+  return in;
+}
 
 Result<Ipv4ByNetdev> read_ipv4_addresses() {
   ifaddrs* addrs = nullptr;
@@ -196,7 +306,8 @@ Result<MemlockLimit> read_memlock_limit() {
 }
 
 Result<LintInputs> collect_lint_inputs(const LintSources& sources,
-                                       const std::vector<std::string>& only) {
+                                       const std::vector<std::string>& only,
+                                       const GpuNicChoice& choice) {
   SysfsReader sysfs(sys_root_of(sources.root));
   LintInputs in;
 
@@ -210,7 +321,7 @@ Result<LintInputs> collect_lint_inputs(const LintSources& sources,
 
   FABRIC_ASSIGN_OR_RETURN(auto devices, chosen_devices(sysfs, only));
   for (const auto& device : devices) {
-    FABRIC_ASSIGN_OR_RETURN(auto numbers, port_numbers(sysfs, device));
+    FABRIC_ASSIGN_OR_RETURN(auto numbers, rdma::list_sysfs_ports(sysfs, device));
     for (uint32_t number : numbers) {
       LintPort port;
       port.device = device;
@@ -219,7 +330,7 @@ Result<LintInputs> collect_lint_inputs(const LintSources& sources,
       FABRIC_ASSIGN_OR_RETURN(auto link_layer, sysfs.read_optional(dir + "/link_layer"));
       port.link_layer = link_layer.value_or("");
       FABRIC_ASSIGN_OR_RETURN(port.gids, rdma::read_sysfs_gid_table(sysfs, device, number));
-      port.netdev = port_netdev(port.gids);
+      port.netdev = rdma::port_netdev(port.gids);
       if (is_roce_port(port)) {
         if (!port.netdev.empty()) port.netdev_mtu = netdev_mtu(sysfs, port.netdev);
         mtus.fill(port);
@@ -253,6 +364,16 @@ Result<LintInputs> collect_lint_inputs(const LintSources& sources,
 
   in.memlock = sources.memlock ? sources.memlock() : read_memlock_limit();
   in.netns_mode = sources.netns_mode ? sources.netns_mode() : rdma::get_netns_mode();
+
+  // A topology that cannot be read leaves its check unknown; a choice naming nothing is
+  // the user's error.
+  auto node = topo::read_node_topology({sources.root, sources.cuda_bus_ids});
+  if (node.ok()) {
+    FABRIC_ASSIGN_OR_RETURN(in.gpu_nic,
+                            choose_gpus_and_nics(std::move(*node), sources, only, choice));
+  } else {
+    in.gpu_nic = std::move(node).error();
+  }
   return in;
 }
 

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       add_bw_command(app),
       add_lat_command(app),
       add_lint_command(app),
+      add_topo_command(app),
   };
 
   if (auto status = fabric::cli::parse(app, kProgram, common, argc, argv)) return *status;

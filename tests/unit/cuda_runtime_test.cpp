@@ -17,6 +17,10 @@ TEST(CudaRuntime, AbsentGpuIsAClearError) {
     EXPECT_NE(e.message().find("libcudart"), std::string::npos) << e.message();
   }
   EXPECT_FALSE(cuda::check_allocation(0, 1 << 20).ok());
+  // The bus-id listing fails the same way, so callers can tell "no GPU" from a fault.
+  auto ids = cuda::pci_bus_ids();
+  ASSERT_FALSE(ids.ok());
+  EXPECT_EQ(ids.error().code(), e.code()) << ids.error().message();
 }
 
 } // namespace

@@ -1,3 +1,7 @@
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "common/rdma_sysfs.h"
@@ -5,6 +9,8 @@
 
 namespace fabric {
 namespace {
+
+namespace fs = std::filesystem;
 
 // A copy of rxe0's sysfs table on veth `va`, with a pod macvlan mv0 at 10.77.0.5.
 SysfsReader fixture() {
@@ -34,6 +40,56 @@ TEST(Sysfs, ReadU64RejectsText) {
   auto r = sysfs.read_u64("class/infiniband/rxe0/ports/1/link_layer");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kDecode);
+}
+
+// A root with sysfs-style relative links, one absolute link and one dangling link.
+class SysfsLinks : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("fabric-sysfs-" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    const fs::path nic = root_ / "devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+    fs::create_directories(nic / "infiniband/mlx5_0");
+    fs::create_directories(root_ / "class/infiniband");
+    fs::create_symlink("../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/infiniband/mlx5_0",
+                       root_ / "class/infiniband/mlx5_0");
+    fs::create_symlink("../../../0000:01:00.0", nic / "infiniband/mlx5_0/device");
+    fs::create_symlink("/tmp", root_ / "class/infiniband/elsewhere");
+    fs::create_symlink("../../devices/gone", root_ / "class/infiniband/dangling");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  fs::path root_;
+};
+
+TEST_F(SysfsLinks, ResolveFollowsEveryLinkAndAnswersRelativeToTheRoot) {
+  SysfsReader sysfs(root_.string() + "/");
+  auto device = sysfs.resolve("class/infiniband/mlx5_0/device");
+  ASSERT_TRUE(device.ok()) << device.error().message();
+  EXPECT_EQ(*device, "devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+  EXPECT_EQ(*sysfs.resolve("class/infiniband/mlx5_0"),
+            "devices/pci0000:00/0000:00:01.0/0000:01:00.0/infiniband/mlx5_0");
+  EXPECT_EQ(*sysfs.resolve("devices"), "devices");
+}
+
+TEST_F(SysfsLinks, ResolveRefusesLinksOutOfTheRootAndReportsMissingTargets) {
+  SysfsReader sysfs(root_.string());
+  auto outside = sysfs.resolve("class/infiniband/elsewhere");
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(outside.error().message().find("leads outside"), std::string::npos)
+      << outside.error().message();
+  auto dangling = sysfs.resolve("class/infiniband/dangling");
+  ASSERT_FALSE(dangling.ok());
+  EXPECT_EQ(dangling.error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(sysfs.resolve("class/net/eth9").error().code(), ErrorCode::kNotFound);
+}
+
+TEST(Sysfs, ResolveOnTheRealSysfs) {
+  SysfsReader sysfs;
+  auto bus = sysfs.resolve("bus/pci");
+  ASSERT_TRUE(bus.ok()) << bus.error().message();
+  EXPECT_EQ(*bus, "bus/pci");
 }
 
 TEST(RdmaSysfs, GidTableKeepsValidEntriesWithTypeNetdevAndIpv4) {

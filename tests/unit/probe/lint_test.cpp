@@ -39,7 +39,35 @@ GidEntry gid(uint32_t index, const std::string& ipv4, GidType type, const std::s
   return g;
 }
 
-// One RoCE port on eth0 (MTU 1500, active 1024) with the RoCE v2 GID for 10.0.0.1.
+// GPU0 and mlx5_0 behind one PCIe switch.
+GpuNicInputs gpu_beside_nic() {
+  auto function = [](uint32_t port, uint32_t bus) {
+    topo::PciFunction f;
+    f.host_bridge = "pci0000:00";
+    f.chain = {{0, 0, 1, 0}, {0, 1, 0, 0}, {0, 2, port, 0}, {0, bus, 0, 0}};
+    f.address = f.chain.back();
+    return f;
+  };
+  GpuNicInputs in;
+  topo::Gpu gpu;
+  gpu.name = "GPU0";
+  gpu.pci = function(8, 3);
+  gpu.address = gpu.pci->address;
+  topo::RdmaNic nic;
+  nic.name = "NIC0";
+  nic.rdma_device = "mlx5_0";
+  nic.pci = function(16, 4);
+  in.node.gpus.push_back(gpu);
+  in.node.nics.push_back(nic);
+  in.gpus = {0};
+  in.nics = {0};
+  in.gpus_from = "every GPU";
+  in.nics_from = "every RDMA NIC";
+  return in;
+}
+
+// One RoCE port on eth0 (MTU 1500, active 1024) with the RoCE v2 GID for 10.0.0.1, and a
+// GPU beside its NIC.
 LintInputs healthy_node() {
   LintInputs in;
   LintPort p;
@@ -62,6 +90,7 @@ LintInputs healthy_node() {
   in.cm_roce_mode.emplace("mlx5_0", std::optional<std::string>("RoCE v2"));
   in.memlock = MemlockLimit{};
   in.netns_mode = NetnsMode::kShared;
+  in.gpu_nic = gpu_beside_nic();
   return in;
 }
 
@@ -83,12 +112,12 @@ std::string dump(const std::vector<LintCheck>& checks) {
 TEST(Lint, HealthyNodePassesEveryCheck) {
   auto checks = run_lint(healthy_node(), LintOptions{});
   for (const char* id : {"roce_ports", "mtu_match", "roce_v2_gid", "pfc_on_roce_priority",
-                         "rdma_cm_roce_mode", "memlock", "rdma_netns_mode"}) {
+                         "rdma_cm_roce_mode", "memlock", "rdma_netns_mode", "gpu_nic_distance"}) {
     const LintCheck* c = find(checks, id);
     ASSERT_NE(c, nullptr) << id << "\n" << dump(checks);
     EXPECT_EQ(c->verdict, Verdict::kPass) << id << ": " << c->message;
   }
-  EXPECT_EQ(checks.size(), 7u) << dump(checks);
+  EXPECT_EQ(checks.size(), 8u) << dump(checks);
   EXPECT_EQ(lint_exit_status(checks), kExitOk);
 }
 
@@ -485,7 +514,8 @@ TEST_F(LintCollect, FixtureVerdicts) {
   EXPECT_EQ(verdict("rdma_cm_roce_mode", "rxe0"), Verdict::kFail);
   EXPECT_EQ(verdict("memlock", "node"), Verdict::kFail);
   EXPECT_EQ(verdict("rdma_netns_mode", "rdma"), Verdict::kPass);
-  EXPECT_EQ(checks.size(), 12u) << dump(checks);
+  EXPECT_EQ(verdict("gpu_nic_distance", "node"), Verdict::kUnknown); // no GPU here
+  EXPECT_EQ(checks.size(), 13u) << dump(checks);
   EXPECT_EQ(lint_exit_status(checks), kExitBelowThreshold);
 }
 

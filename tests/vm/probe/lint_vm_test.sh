@@ -11,6 +11,10 @@
 #   rdma_cm_roce_mode   configfs not mounted: unknown; mounted: RoCE v2 passes (rxe supports
 #                       only RoCE v2 and refuses a RoCE v1 default, so the v1 verdict is
 #                       covered by the unit tests' fixture)
+#   gpu_nic_distance    no GPU in the lab: unknown; --gpu 0 is an error (exit 2); --interface
+#                       finds rxe0 through its GID table
+# and `topo` on the same node: rxe0 listed with its netdev and RoCE v2 GID but no PCI
+# function (it is a virtual device: /sys/class/infiniband/rxe0 has no `device` link), no GPU.
 set -euo pipefail
 
 PROBE=$(realpath "${1:?usage: lint_vm_test.sh FABRIC_PROBE_BINARY}")
@@ -148,6 +152,53 @@ if [[ ! -e /sys/kernel/config/rdma_cm/$DEV ]]; then
   pass "lint leaves configfs as it found it"
 else
   fail "lint left /sys/kernel/config/rdma_cm/$DEV behind"
+fi
+
+# --- the GPU-NIC check and topo ------------------------------------------------------------
+lint
+expect gpu_nic_distance node unknown "no GPU in the lab"
+[[ $(message gpu_nic_distance node) == *"no GPU on this node"* ]] && pass "the check says why" ||
+  fail "gpu_nic message: $(message gpu_nic_distance node)"
+lint --interface "$NETDEV"
+if [[ $rc == 0 || $rc == 3 ]]; then pass "--interface $NETDEV names rxe0's netdev (exit $rc)"; else
+  fail "--interface $NETDEV: exit $rc: $(cat "$WORK/err")"; fi
+lint --interface nosuch0
+if [[ $rc == 2 ]] && grep -q 'nosuch0' "$WORK/err"; then pass "an unknown --interface is exit 2"; else
+  fail "--interface nosuch0: exit $rc: $(cat "$WORK/err")"; fi
+lint --gpu 0
+if [[ $rc == 2 ]] && grep -q 'no GPU on this node' "$WORK/err"; then pass "--gpu 0 without GPU is exit 2"; else
+  fail "--gpu 0: exit $rc: $(cat "$WORK/err")"; fi
+
+rc=0
+"$PROBE" topo --json >"$WORK/topo" 2>"$WORK/err" || rc=$?
+topo_is() { jq -e --arg dev "$DEV" --arg nd "$NETDEV" --arg gid "::ffff:$ADDR" "$1" "$WORK/topo" >/dev/null 2>&1; }
+if [[ $rc == 0 ]] && topo_is '.schema_version == 1 and (.gpus | length) == 0'; then
+  pass "topo --json: exit 0, no GPU"
+else
+  fail "topo --json (exit $rc): $(cat "$WORK/topo" "$WORK/err")"
+fi
+if topo_is '.nics | map(select(.rdma_device == $dev)) | length == 1'; then pass "topo lists $DEV"; else
+  fail "topo nics: $(jq -c .nics "$WORK/topo")"; fi
+if topo_is '.nics[] | select(.rdma_device == $dev) | .pci_address == null and .numa_node == null'; then
+  pass "$DEV has no PCI function"
+else
+  fail "$DEV's PCI function: $(jq -c '.nics[0]' "$WORK/topo")"
+fi
+if topo_is '.nics[] | select(.rdma_device == $dev) | .netdevs == [$nd] and .ports[0].state == "ACTIVE"
+            and (.ports[0].roce_v2_gids | map(.gid) | index($gid) != null)'; then
+  pass "$DEV on $NETDEV, ACTIVE, with the RoCE v2 GID ::ffff:$ADDR"
+else
+  fail "$DEV's ports: $(jq -c '.nics[0]' "$WORK/topo")"
+fi
+if topo_is '.distances.NIC0.NIC0 == "X"'; then pass "the matrix has $DEV alone"; else
+  fail "distances: $(jq -c .distances "$WORK/topo")"; fi
+rc=0
+text=$("$PROBE" topo 2>"$WORK/err") || rc=$?
+if [[ $rc == 0 ]] && [[ $text == *"no GPU found"* ]] &&
+  [[ $text == *"$DEV"*"software RDMA device, no PCI function  $NETDEV"* ]]; then
+  pass "topo's text says no GPU and shows $DEV as a software device"
+else
+  fail "topo text (exit $rc): $text $(cat "$WORK/err")"
 fi
 
 if ((failures)); then
