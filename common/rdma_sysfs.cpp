@@ -10,6 +10,35 @@ Result<std::vector<std::string>> list_sysfs_devices(const SysfsReader& sysfs) {
   return sysfs.list("class/infiniband");
 }
 
+std::vector<uint32_t> list_sysfs_ports(const SysfsReader& sysfs, const std::string& device) {
+  std::vector<uint32_t> ports;
+  auto names = sysfs.list("class/infiniband/" + device + "/ports");
+  if (!names.ok()) return ports;
+  for (const auto& n : *names) {
+    uint32_t p = 0;
+    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), p);
+    if (ec == std::errc() && end == n.data() + n.size()) ports.push_back(p);
+  }
+  std::sort(ports.begin(), ports.end()); // the listing is sorted as text: "10" < "2"
+  return ports;
+}
+
+std::optional<std::string> sysfs_port_netdev(const SysfsReader& sysfs, const std::string& device,
+                                             uint32_t port) {
+  auto ndev = sysfs.read_optional("class/infiniband/" + device + "/ports/" + std::to_string(port) +
+                                  "/gid_attrs/ndevs/0");
+  if (!ndev.ok() || !*ndev || (*ndev)->empty()) return std::nullopt;
+  return **ndev;
+}
+
+std::optional<uint32_t> sysfs_port_of_netdev(const SysfsReader& sysfs, const std::string& device,
+                                             const std::string& netdev) {
+  for (uint32_t p : list_sysfs_ports(sysfs, device)) {
+    if (sysfs_port_netdev(sysfs, device, p) == netdev) return p;
+  }
+  return std::nullopt;
+}
+
 GidType parse_sysfs_gid_type(const std::string& text) {
   if (text == "RoCE v2") return GidType::kRoceV2;
   // The kernel writes "IB/RoCE v1" for both; which one it is depends on the link layer.
