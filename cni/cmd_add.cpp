@@ -65,8 +65,10 @@ Result<void> configure_addresses(const std::string& ifname, const CniResult& ipa
   for (const auto& ip : ipam.ips)
     FABRIC_TRY(add_address(ifname, ip.address));
   FABRIC_TRY(set_link_up(ifname, true));
-  for (const auto& route : ipam.routes) {
-    FABRIC_TRY(add_route(ifname, RouteSpec{route.dst, route.gw}));
+  for (const auto& r : ipam.routes) {
+    Route route = with_default_gateway(r, ipam.ips);
+    FABRIC_TRY(add_route(ifname, RouteSpec{route.dst, route.gw, route.table, route.scope,
+                                           route.priority, route.mtu, route.advmss}));
   }
   return Ok();
 }

@@ -5,8 +5,10 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <memory>
 #include <sys/socket.h>
+#include <tuple>
 
 #include <linux/if.h>
 #include <linux/if_link.h>
@@ -463,8 +465,19 @@ Result<std::vector<std::string>> list_addresses(const std::string& link) {
 }
 
 Result<void> add_route(const std::string& link, const RouteSpec& spec) {
-  const std::string what =
-      "adding route " + spec.dst + (spec.gw ? " via " + *spec.gw : "") + " on " + link;
+  const std::string what = "adding route " + spec.dst + (spec.gw ? " via " + *spec.gw : "") +
+                           (spec.table ? " table " + std::to_string(*spec.table) : "") + " on " +
+                           link;
+  for (auto [name, value, max] : {std::tuple{"table", spec.table, INT32_MAX},
+                                  {"scope", spec.scope, 255},
+                                  {"priority", spec.priority, INT32_MAX},
+                                  {"mtu", spec.mtu, INT32_MAX},
+                                  {"advmss", spec.advmss, INT32_MAX}}) {
+    if (value && (*value < 0 || *value > max)) {
+      return Error(ErrorCode::kInvalidArgument, what,
+                   std::string(name) + " " + std::to_string(*value) + " is out of range");
+    }
+  }
   FABRIC_TRY(check_name(link, "link name").context(what));
   FABRIC_ASSIGN_OR_RETURN(IpPrefix dst,
                           parse_ip(spec.dst, true, "route destination").context(what));
@@ -485,10 +498,19 @@ Result<void> add_route(const std::string& link, const RouteSpec& spec) {
   if (int rc = rtnl_route_set_dst(route.get(), dst_addr.get()); rc < 0) {
     return netlink::from_nl_error(rc, what);
   }
-  rtnl_route_set_table(route.get(), RT_TABLE_MAIN);
+  rtnl_route_set_table(route.get(), static_cast<uint32_t>(spec.table.value_or(RT_TABLE_MAIN)));
   rtnl_route_set_protocol(route.get(), RTPROT_BOOT);
   rtnl_route_set_type(route.get(), RTN_UNICAST);
-  rtnl_route_set_scope(route.get(), gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK);
+  rtnl_route_set_scope(route.get(), static_cast<uint8_t>(spec.scope.value_or(gw ? RT_SCOPE_UNIVERSE
+                                                                                : RT_SCOPE_LINK)));
+  if (spec.priority) rtnl_route_set_priority(route.get(), static_cast<uint32_t>(*spec.priority));
+  for (auto [metric, value] : {std::pair{RTAX_MTU, spec.mtu}, {RTAX_ADVMSS, spec.advmss}}) {
+    if (!value || *value == 0) continue; // 0 is the spec's "unset"
+    if (int rc = rtnl_route_set_metric(route.get(), metric, static_cast<unsigned>(*value));
+        rc < 0) {
+      return netlink::from_nl_error(rc, what);
+    }
+  }
   rtnl_nexthop* nh = rtnl_route_nh_alloc();
   if (nh == nullptr) return Error::from_errno(ENOMEM, "rtnl_route_nh_alloc");
   rtnl_route_nh_set_ifindex(nh, info.ifindex);

@@ -62,15 +62,23 @@ Result<void> add_address(const std::string& link, const std::string& cidr);
 // Every address on the link as CIDR text (IPv6 link-local ones included), IPv4 first.
 Result<std::vector<std::string>> list_addresses(const std::string& link);
 
+// A route as CNI spec 1.1.0 describes one (routes[]: dst, gw, mtu, advmss, priority,
+// table, scope).
 struct RouteSpec {
-  std::string dst;               // CIDR; "0.0.0.0/0" or "::/0" for a default route
-  std::optional<std::string> gw; // none: the destination is on the link
+  std::string dst;                            // CIDR; "0.0.0.0/0" or "::/0" for a default route
+  std::optional<std::string> gw;              // none: the destination is on the link
+  std::optional<int> table = std::nullopt;    // none: the main table
+  std::optional<int> scope = std::nullopt;    // RT_SCOPE_*; none: link without gw, else universe
+  std::optional<int> priority = std::nullopt; // the metric
+  std::optional<int> mtu = std::nullopt;      // RTAX_MTU
+  std::optional<int> advmss = std::nullopt;   // RTAX_ADVMSS
   bool operator==(const RouteSpec&) const = default;
 };
-// Adds a route in the main table through `link`. The link must be up for a route with a
-// gateway (the kernel checks the gateway is reachable through it).
+// Adds a route through `link`. The link must be up for a route with a gateway (the
+// kernel checks the gateway is reachable through it).
 Result<void> add_route(const std::string& link, const RouteSpec& route);
-// The main table's routes through `link`, the kernel's own (connected subnets) included.
+// The main table's routes through `link` (dst and gw only), the kernel's own (connected
+// subnets) included.
 Result<std::vector<RouteSpec>> list_routes(const std::string& link);
 
 } // namespace fabric::cni
