@@ -25,8 +25,11 @@ struct LinkInfo {
   std::string operstate; // the kernel's words, as sysfs: "up", "down", "lowerlayerdown", ...
   std::string kind;      // "macvlan", "veth", ...; "" for a physical device
   // IFLA_LINK: a macvlan's parent, a veth's peer; 0 when none. It may be an index in
-  // another namespace (for a macvlan in a pod, the host's).
+  // another namespace (for a macvlan in a pod, the host's): then parent_netnsid is that
+  // namespace's id as this one knows it (IFLA_LINK_NETNSID, see netns_id_of).
   int parent_ifindex = 0;
+  std::optional<int32_t> parent_netnsid;
+  std::string alias; // IFLA_IFALIAS, "" when unset
 };
 
 // kNotFound naming the link when there is none of that name.
@@ -43,11 +46,20 @@ Result<std::optional<LinkInfo>> find_link(const std::string& name);
 Result<void> create_macvlan(const std::string& parent, int target_netns_fd, const std::string& name,
                             MacvlanMode mode, std::optional<int> mtu);
 
+// Every link of the current namespace.
+Result<std::vector<LinkInfo>> list_links();
+
+// The id the current namespace gives the namespace `netns_fd` (RTM_GETNSID), which is
+// how it names that namespace in IFLA_LINK_NETNSID; nullopt when it has given none yet.
+Result<std::optional<int32_t>> netns_id_of(int netns_fd);
+
 // Kernels before 6.2 rename only links that are down (the error then says so).
 Result<void> rename_link(const std::string& from, const std::string& to);
 Result<void> set_link_mac(const std::string& name, const std::string& mac);
 Result<void> set_link_mtu(const std::string& name, int mtu);
 Result<void> set_link_up(const std::string& name, bool up);
+// IFLA_IFALIAS, at most 255 bytes; "" clears it.
+Result<void> set_link_alias(const std::string& name, const std::string& alias);
 // kNotFound when absent (callers that must be idempotent treat that as done).
 Result<void> delete_link(const std::string& name);
 
