@@ -27,31 +27,36 @@ bool netns_exists(const std::string& path) {
 }
 
 // Shared mode: the macvlan named CNI_IFNAME in the pod, and the temporary link an ADD
-// killed before its rename left, each deleted only when it is a macvlan on the parent
-// (the same ifindex, in the namespace the pod knows as the host's) and, for CNI_IFNAME,
-// when it carries this attachment's mark. A record written before links were marked
-// vouches for an unmarked CNI_IFNAME on the parent.
+// killed before its rename left. With a record, CNI_IFNAME goes when it carries this
+// attachment's mark (or no mark at all but hangs off the recorded parent: a record
+// written before links were marked). Without one, only what is on the configured parent
+// goes (the same ifindex, in the namespace the pod knows as the host's): CNI_IFNAME when
+// it carries this attachment's mark, the temporary link whatever it carries.
 Result<void> release_shared_link(const AttachmentRecord& record, const std::string& netns,
                                  bool recorded) {
   if (!netns_exists(netns)) return Ok(); // the macvlan died with the namespace
-  if (record.parent_netdev.empty()) return Ok();
-  FABRIC_ASSIGN_OR_RETURN(auto parent, find_link(record.parent_netdev));
-  if (!parent) return Ok(); // a macvlan goes with its parent
+  std::optional<LinkInfo> parent;
+  if (!record.parent_netdev.empty()) {
+    FABRIC_ASSIGN_OR_RETURN(parent, find_link(record.parent_netdev));
+  }
   FABRIC_ASSIGN_OR_RETURN(UniqueFd host_ns, netns::open_current());
   const std::string temp = temporary_link_name(record.container_id, record.ifname);
   return netns::run_in(netns, [&]() -> Result<void> {
     for (const std::string& name : {record.ifname, temp}) {
       FABRIC_ASSIGN_OR_RETURN(auto link, find_link(name));
-      if (!link) continue;
-      bool on_parent = link->kind == "macvlan" && link->parent_ifindex == parent->ifindex &&
-                       link->parent_netnsid.has_value();
+      if (!link || link->kind != "macvlan") continue;
+      bool on_parent =
+          parent && link->parent_ifindex == parent->ifindex && link->parent_netnsid.has_value();
       if (on_parent) {
         FABRIC_ASSIGN_OR_RETURN(auto host_id, netns_id_of(host_ns.get()));
         on_parent = host_id == link->parent_netnsid;
       }
       const bool marked = marks_attachment(link->alias, record.container_id, record.ifname);
-      const bool legacy = recorded && !parse_link_mark(link->alias);
-      if (!on_parent || (name == record.ifname && !marked && !legacy)) {
+      bool ours = on_parent && (name == temp || marked);
+      if (recorded && name == record.ifname) {
+        ours = marked || (on_parent && !parse_link_mark(link->alias));
+      }
+      if (!ours) {
         spdlog::info("leaving {} in the pod alone: not a macvlan this attachment made on {}", name,
                      record.parent_netdev);
         continue;
