@@ -1,10 +1,11 @@
 // ADD: attach the pod to the parameter plane, or leave nothing behind.
 //
 // Shared mode:  macvlan on the parent, created inside the pod under a temporary name,
-//               renamed to CNI_IFNAME, MAC, notify sysctls, IPAM, addresses, up, routes,
-//               then the RoCE v2 GID check.
-// Exclusive:    the parent netdev moves into the pod as CNI_IFNAME together with its RDMA
-//               device, then the same address configuration.
+//               marked (link_mark.h), renamed to CNI_IFNAME, MAC, notify sysctls, IPAM,
+//               addresses, up, routes, then the RoCE v2 GID check.
+// Exclusive:    the parent netdev is marked with its host name and MTU, then moves into
+//               the pod as CNI_IFNAME together with its RDMA device, then the same
+//               address configuration.
 // Every step registers its undo; any failure runs them newest first.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,8 +20,9 @@
 #include "cni/device_info.h"
 #include "cni/gid_wait.h"
 #include "cni/ipam.h"
+#include "cni/link_mark.h"
 #include "cni/link_ops.h"
-#include "cni/parent_lock.h"
+#include "cni/locks.h"
 #include "cni/result.h"
 #include "cni/rollback.h"
 #include "cni/sysctl.h"
@@ -60,13 +62,17 @@ Result<void> set_notify_sysctls(const std::string& ifname) {
   return Ok();
 }
 
-// Addresses, link up, then routes (a route via a gateway needs the link up).
+// Addresses, link up, then routes (a route via a gateway needs the link up), as the
+// reference plugins' ConfigureIface does: a route without a gateway takes that of the
+// first address of its family that has one, and the spec 1.1.0 fields are honoured.
 Result<void> configure_addresses(const std::string& ifname, const CniResult& ipam) {
   for (const auto& ip : ipam.ips)
     FABRIC_TRY(add_address(ifname, ip.address));
   FABRIC_TRY(set_link_up(ifname, true));
-  for (const auto& route : ipam.routes) {
-    FABRIC_TRY(add_route(ifname, RouteSpec{route.dst, route.gw}));
+  for (const auto& r : ipam.routes) {
+    Route route = with_default_gateway(r, ipam.ips);
+    FABRIC_TRY(add_route(ifname, RouteSpec{route.dst, route.gw, route.table, route.scope,
+                                           route.priority, route.mtu, route.advmss}));
   }
   return Ok();
 }
@@ -77,12 +83,13 @@ struct AddPlan {
   std::optional<std::string> mac;
 };
 
-// Everything that can be refused before anything changes: parent, MTU, MAC, GID policy,
-// RDMA namespace mode, an existing attachment.
-Result<AddPlan> plan_add(Invocation& inv, const StateStore& store) {
+// Everything that can be refused before anything changes: MTU, MAC, GID policy, RDMA
+// namespace mode, an existing attachment. Runs under the attachment's and the parent's
+// locks, so what it finds is still true when ADD acts on it.
+Result<AddPlan> plan_add(Invocation& inv, ParentDevice parent, const StateStore& store) {
   const auto& conf = inv.conf;
   AddPlan plan;
-  FABRIC_ASSIGN_OR_RETURN(plan.parent, resolve_parent(conf, inv.context.sysfs));
+  plan.parent = std::move(parent);
   FABRIC_ASSIGN_OR_RETURN(plan.parent_link,
                           get_link(plan.parent.netdev).context("the parent device"));
   if (conf.mtu && conf.mode == Mode::kShared && *conf.mtu > plan.parent_link.mtu) {
@@ -153,7 +160,12 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
         return Ok();
       });
     });
+    // The mark before the rename: a macvlan named CNI_IFNAME in the pod is one that DEL,
+    // without a record, can tell apart from another plugin's.
+    LinkMark mark;
+    mark.attachment = attachment_digest(env.container_id, ifname);
     FABRIC_TRY(in_pod(env.netns, [&]() -> Result<void> {
+      FABRIC_TRY(set_link_alias(temp, render_link_mark(mark)));
       FABRIC_TRY(rename_link(temp, ifname));
       if (plan.mac) FABRIC_TRY(set_link_mac(ifname, *plan.mac));
       return set_notify_sysctls(ifname);
@@ -162,8 +174,20 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
     // Exclusive: the RDMA device first (the step a driver is most likely to refuse, and
     // one that changes nothing on failure), then the NIC itself, renamed in the same
     // request. Moving a netdev drops its addresses, so it must not move unless the RDMA
-    // device could follow it.
+    // device could follow it. Before either, the NIC gets its mark: from then on, if this
+    // process is killed (the runtime's deadline), DEL and GC find on the link itself
+    // what to undo.
     const std::string host_name = plan.parent.netdev;
+    const int host_mtu = plan.parent_link.mtu;
+    const LinkMark mark{attachment_digest(env.container_id, ifname), host_name, host_mtu,
+                        plan.parent.rdma_device};
+    // A mark already there is a leftover of an attachment whose undo failed: not an alias
+    // to restore.
+    const std::string host_alias =
+        parse_link_mark(plan.parent_link.alias) ? std::string() : plan.parent_link.alias;
+    FABRIC_TRY(set_link_alias(host_name, render_link_mark(mark)));
+    undo.add("alias of " + host_name,
+             [host_name, host_alias] { return set_link_alias(host_name, host_alias); });
     if (!plan.parent.rdma_device.empty()) {
       FABRIC_TRY(rdma::move_device_to_netns(plan.parent.rdma_device, pod_ns.get()));
       record.rdma_device_moved = true;
@@ -179,17 +203,22 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
                [host_name] { return set_link_up(host_name, true); });
     }
     FABRIC_TRY(move_link(host_name, pod_ns.get(), ifname));
+    // Moving back restores the MTU too, whichever step below failed.
     undo.add("netdev " + host_name + " moved into the pod as " + ifname,
-             [netns = env.netns, ifname, host_name, host_ns] {
+             [netns = env.netns, ifname, host_name, host_mtu, host_ns] {
                return in_pod(netns, [&]() -> Result<void> {
                  FABRIC_TRY(set_link_up(ifname, false));
+                 FABRIC_ASSIGN_OR_RETURN(LinkInfo now, get_link(ifname));
+                 if (now.mtu != host_mtu) FABRIC_TRY(set_link_mtu(ifname, host_mtu));
                  return move_link(ifname, host_ns->get(), host_name);
                });
              });
     FABRIC_TRY(in_pod(env.netns, [&]() -> Result<void> {
-      if (conf.mtu) FABRIC_TRY(set_link_mtu(ifname, *conf.mtu));
+      if (conf.mtu && *conf.mtu != host_mtu) FABRIC_TRY(set_link_mtu(ifname, *conf.mtu));
       return set_notify_sysctls(ifname);
     }));
+    record.parent_mtu = host_mtu;
+    record.parent_alias = host_alias;
   }
 
   CniResult result;
@@ -303,16 +332,25 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
 } // namespace
 
 Result<std::string> cmd_add(Invocation& inv) {
-  StateStore store(inv.conf.state_dir);
-  FABRIC_ASSIGN_OR_RETURN(AddPlan plan, plan_add(inv, store));
-  FABRIC_ASSIGN_OR_RETURN(auto lock, ParentLock::acquire(inv.conf.state_dir, plan.parent.netdev,
-                                                         inv.context.lock_timeout));
+  const auto& conf = inv.conf;
+  const auto timeout = inv.context.lock_timeout;
+  // The attachment first, then its parent (locks.h); the plan reads devices and state
+  // only once both are held.
+  FABRIC_ASSIGN_OR_RETURN(
+      auto attachment_lock,
+      FileLock::attachment(conf.state_dir, attachment_digest(inv.env.container_id, inv.env.ifname),
+                           timeout));
+  FABRIC_ASSIGN_OR_RETURN(ParentDevice parent, resolve_parent(conf, inv.context.sysfs));
+  FABRIC_ASSIGN_OR_RETURN(auto parent_lock,
+                          FileLock::parent(conf.state_dir, parent.netdev, timeout));
+  StateStore store(conf.state_dir);
+  FABRIC_ASSIGN_OR_RETURN(AddPlan plan, plan_add(inv, std::move(parent), store));
   Rollback undo;
   AttachmentRecord record;
   auto output = add_with_rollback(inv, plan, undo, record);
   if (output.ok()) {
     // The record is the last step: once it exists, DEL can release everything above.
-    auto saved = StateStore(inv.conf.state_dir).save(record);
+    auto saved = store.save(record);
     if (saved.ok()) {
       undo.commit();
       return output;

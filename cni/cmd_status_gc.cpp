@@ -4,8 +4,9 @@
 
 #include "cni/commands.h"
 #include "cni/ipam.h"
+#include "cni/link_mark.h"
 #include "cni/link_ops.h"
-#include "cni/parent_lock.h"
+#include "cni/locks.h"
 
 namespace fabric::cni {
 namespace {
@@ -59,37 +60,59 @@ Result<std::string> cmd_status(Invocation& inv) {
 
 Result<std::string> cmd_gc(Invocation& inv) {
   const auto& conf = inv.conf;
-  FABRIC_ASSIGN_OR_RETURN(auto records, StateStore(conf.state_dir).list(conf.name));
+  const auto timeout = inv.context.lock_timeout;
+  StateStore store(conf.state_dir);
+  FABRIC_ASSIGN_OR_RETURN(auto listed, store.list(conf.name));
   std::optional<Error> first_failure;
+  auto note = [&](Error error) {
+    if (!first_failure) first_failure = std::move(error);
+  };
   size_t released = 0;
-  for (const auto& record : records) {
+  for (const auto& seen : listed) {
     bool valid = false;
     for (const auto& a : conf.valid_attachments) {
-      valid |= a.container_id == record.container_id && a.ifname == record.ifname;
+      valid |= a.container_id == seen.container_id && a.ifname == seen.ifname;
     }
     if (valid) continue;
-    spdlog::info("GC: releasing {}/{} (pod {}/{})", record.container_id, record.ifname,
-                 record.pod_namespace, record.pod_name);
-    auto lock = ParentLock::acquire(conf.state_dir, record.parent_netdev, inv.context.lock_timeout);
-    Result<void> done = lock.ok() ? release_attachment(inv, record, record.netns)
-                                  : Result<void>(std::move(lock).error());
+    // The listing only says which attachments to look at: each record is read again
+    // under its attachment's and its parent's locks, and released as it is then (a DEL
+    // may have released it meanwhile, an ADD replaced it).
+    auto release = [&]() -> Result<bool> {
+      FABRIC_ASSIGN_OR_RETURN(
+          auto attachment_lock,
+          FileLock::attachment(conf.state_dir, attachment_digest(seen.container_id, seen.ifname),
+                               timeout));
+      FABRIC_ASSIGN_OR_RETURN(auto now, store.load(conf.name, seen.container_id, seen.ifname));
+      if (!now) return false;
+      FABRIC_ASSIGN_OR_RETURN(auto parent_lock,
+                              FileLock::parent(conf.state_dir, now->parent_netdev, timeout));
+      spdlog::info("GC: releasing {}/{} (pod {}/{})", now->container_id, now->ifname,
+                   now->pod_namespace, now->pod_name);
+      FABRIC_TRY(release_attachment(inv, *now, now->netns, /*recorded=*/true));
+      return true;
+    };
+    auto done = release();
     if (done.ok()) {
-      ++released;
-    } else if (!first_failure) {
-      first_failure = std::move(done).error().with_context("GC of " + record.container_id + "/" +
-                                                           record.ifname);
+      released += *done ? 1 : 0;
+    } else {
+      note(std::move(done).error().with_context("GC of " + seen.container_id + "/" + seen.ifname));
     }
   }
+  // NICs whose pod namespace was destroyed come back to the host carrying their mark; a
+  // record may be lost, or its ADD killed, so the marks are read too.
+  auto restored = restore_returned_nics(inv, conf.valid_attachments);
+  if (!restored.ok()) note(std::move(restored).error());
   // The IPAM plugin's own GC catches allocations we hold no record of. Plugins before
   // spec 1.1.0 have none; the per-attachment DELs above already released ours.
   if (conf.ipam_type) {
     auto call = make_ipam_invocation(conf, inv.env);
     auto ipam = ipam_run(call, Command::kGc);
-    if (!ipam.ok() && ipam.error().code() != ErrorCode::kUnsupported && !first_failure) {
-      first_failure = std::move(ipam).error().with_context("GC: IPAM " + call.type);
+    if (!ipam.ok() && ipam.error().code() != ErrorCode::kUnsupported) {
+      note(std::move(ipam).error().with_context("GC: IPAM " + call.type));
     }
   }
-  spdlog::info("GC: released {} of {} recorded attachments", released, records.size());
+  spdlog::info("GC: released {} of {} recorded attachments, restored {} returned NICs", released,
+               listed.size(), restored.ok() ? *restored : 0);
   if (first_failure) return std::move(*first_failure);
   return std::string();
 }

@@ -49,8 +49,26 @@ Result<void> ipam_run_for(Invocation& inv, Command command, const std::string& n
 
 // Releases everything an attachment record describes (pod link or moved NIC, RDMA device,
 // IPAM allocation, device-info file, the record). Things already gone are not errors.
-// Used by DEL and GC. `netns` may be empty or gone.
+// Used by DEL and GC, under the attachment's lock and, when known, the parent's. `netns`
+// may be empty or gone.
+//
+// `recorded` is false when DEL found no state record and `record` was made up from the
+// runtime's configuration: then only links that carry this attachment's mark
+// (link_mark.h) are touched, so an interface that another plugin put in the pod under
+// CNI_IFNAME, or a device this attachment never moved, is left alone.
 Result<void> release_attachment(Invocation& inv, const AttachmentRecord& record,
-                                const std::string& netns);
+                                const std::string& netns, bool recorded);
+
+// Exclusive mode, without a record: the host name of the NIC this attachment moved, read
+// from its mark, in the pod (`netns`) or back on the host. nullopt when neither has one.
+std::optional<std::string> marked_host_name(const std::string& container_id,
+                                            const std::string& ifname, const std::string& netns);
+
+// GC: NICs back on the host (their pod's namespace was destroyed) that still carry the
+// mark of an attachment not in `valid`: their name, MTU and alias are restored, each
+// under its attachment's and its parent's locks. Returns how many; the first failure is
+// an error after the others were tried.
+Result<std::size_t> restore_returned_nics(Invocation& inv,
+                                          const std::vector<ValidAttachment>& valid);
 
 } // namespace fabric::cni

@@ -7,6 +7,7 @@
 #include "cni/names.h"
 #include "cni/result.h"
 #include "cni/version.h"
+#include "common/hw_address.h"
 #include "common/json.h"
 #include "common/log.h"
 
@@ -72,17 +73,11 @@ Result<std::string> optional_string_field(const Value& obj, std::string_view pat
   return v.value_or("");
 }
 
-Result<void> check_absolute_path(const std::string& value, const char* field) {
-  if (value.empty() || value.front() != '/') {
-    return invalid(field, "'" + value + "' must be an absolute path");
-  }
-  if (value.find('\0') != std::string::npos) return invalid(field, "contains a NUL byte");
-  return Ok();
-}
-
+// The same parser resolve_parent() uses, so that what passes here is found there.
 Result<void> check_pci(const std::string& value, const std::string& field) {
-  if (is_pci_address(value)) return Ok();
-  return invalid(field, "'" + value + "' is not a PCI address (DDDD:BB:DD.F, e.g. 0000:3b:00.1)");
+  auto pci = normalize_pci_address(value);
+  if (pci.ok()) return Ok();
+  return invalid(field, "'" + value + "' is not a PCI address: " + pci.error().detail());
 }
 
 // RDMA device names (mlx5_0, rxe0, irdma1): the kernel's IB_DEVICE_NAME_MAX is 64 with the
@@ -297,31 +292,27 @@ std::string_view gid_check_name(GidCheck check) {
 }
 
 Result<std::string> normalize_mac(std::string_view mac, std::string_view field) {
-  auto bad = [&](const char* why) {
-    return Error(ErrorCode::kInvalidConfig, std::string(field),
-                 "'" + std::string(mac) + "' " + why);
-  };
-  if (mac.size() != 17) return bad("is not a MAC address (aa:bb:cc:dd:ee:ff)");
-  std::string out;
-  bool all_zero = true;
-  for (std::size_t i = 0; i < mac.size(); ++i) {
-    char c = mac[i];
-    if (i % 3 == 2) {
-      if (c != ':') return bad("is not a MAC address (aa:bb:cc:dd:ee:ff)");
-    } else {
-      if (!std::isxdigit(static_cast<unsigned char>(c))) {
-        return bad("is not a MAC address (aa:bb:cc:dd:ee:ff)");
-      }
-      if (c != '0') all_zero = false;
-    }
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto parsed = parse_mac(mac);
+  if (!parsed.ok()) {
+    return invalid(std::string(field),
+                   "'" + std::string(mac) + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
   }
-  if (all_zero) return bad("is the all-zero address");
-  // The group bit is the least significant bit of the first octet.
-  int first = 0;
-  std::from_chars(out.data(), out.data() + 2, first, 16);
-  if ((first & 1) != 0) return bad("is a multicast address; an interface needs a unicast one");
-  return out;
+  if (!is_unicast_mac(*parsed)) {
+    return invalid(std::string(field), "'" + std::string(mac) +
+                                           "' is a multicast or all-zero address; an interface "
+                                           "needs a unicast one");
+  }
+  return format_mac(*parsed);
+}
+
+Result<void> check_absolute_path(std::string_view value, std::string_view field) {
+  if (value.empty() || value.front() != '/') {
+    return invalid(std::string(field), "'" + std::string(value) + "' must be an absolute path");
+  }
+  if (value.find('\0') != std::string_view::npos) {
+    return invalid(std::string(field), "contains a NUL byte");
+  }
+  return Ok();
 }
 
 bool is_plugin_name(std::string_view name) {
@@ -329,34 +320,6 @@ bool is_plugin_name(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
     return c != '/' && std::isgraph(static_cast<unsigned char>(c)) != 0;
   });
-}
-
-bool is_pci_address(std::string_view text) {
-  auto hex = [](std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-      return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-    });
-  };
-  // Optional domain (4 hex digits, more on VMD hosts), then BB:DD.F.
-  std::size_t last_colon = text.rfind(':');
-  if (last_colon == std::string_view::npos) return false;
-  std::string_view head = text.substr(0, last_colon);
-  std::string_view tail = text.substr(last_colon + 1);
-  std::string_view bus = head;
-  std::size_t first_colon = head.find(':');
-  if (first_colon != std::string_view::npos) {
-    std::string_view domain = head.substr(0, first_colon);
-    bus = head.substr(first_colon + 1);
-    if (domain.size() < 4 || domain.size() > 8 || !hex(domain)) return false;
-  }
-  if (bus.size() != 2 || !hex(bus)) return false;
-  if (tail.size() != 4 || tail[2] != '.') return false;
-  std::string_view device = tail.substr(0, 2);
-  int device_number = 0;
-  if (!hex(device)) return false;
-  std::from_chars(device.data(), device.data() + device.size(), device_number, 16);
-  if (device_number > 0x1f) return false;
-  return tail[3] >= '0' && tail[3] <= '7';
 }
 
 Result<NetConf> parse_netconf(std::string_view stdin_text, Command command) {

@@ -96,9 +96,12 @@ std::optional<std::string> effective_device_id(const NetConf& conf);
 
 // Helpers shared with the tests and the rest of the plugin.
 // "aa:bb:cc:dd:ee:ff" (either case), unicast and not all zero; lower-cased on success.
+// kInvalidConfig naming `field` (common/hw_address.h parses).
 Result<std::string> normalize_mac(std::string_view mac, std::string_view field);
-// "DDDD:BB:DD.F" or "BB:DD.F", hexadecimal, as sysfs and device plugins write them.
-bool is_pci_address(std::string_view text);
+// An absolute path without NUL bytes (stateDir, logFile, CNIDeviceInfoFile); kInvalidConfig
+// naming `field`. main() checks logFile with it before opening the file: a relative path
+// would land in whatever directory the runtime runs plugins from.
+Result<void> check_absolute_path(std::string_view value, std::string_view field);
 // A file name to look up on CNI_PATH: printable, no '/', not "." or "..".
 bool is_plugin_name(std::string_view name);
 

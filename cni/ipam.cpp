@@ -242,8 +242,18 @@ Result<std::vector<std::string>> plugin_versions(const IpamInvocation& invocatio
 
 Result<CniResult> ipam_add(const IpamInvocation& invocation, DelegatedFailure* failure) {
   FABRIC_ASSIGN_OR_RETURN(SubprocessResult proc, delegate(invocation, Command::kAdd, failure));
-  return parse_result(proc.stdout_text)
-      .context(plugin_label(invocation, Command::kAdd) + " printed an unusable result");
+  auto result = parse_result(proc.stdout_text);
+  if (result.ok()) return result;
+  // The plugin succeeded, so it holds an address we cannot use: give it back, or it is
+  // leaked (no record will ever name it).
+  Error error = std::move(result).error().with_context(plugin_label(invocation, Command::kAdd) +
+                                                       " printed an unusable result");
+  auto released = delegate(invocation, Command::kDel, nullptr);
+  if (!released.ok()) {
+    return std::move(error).with_hint("releasing its allocation failed too: " +
+                                      released.error().message());
+  }
+  return error;
 }
 
 Result<void> ipam_run(const IpamInvocation& invocation, Command command,

@@ -49,6 +49,8 @@ struct DelegatedFailure {
 // ADD: the plugin's result (IPAM results carry ips, routes and dns). An error object from
 // the plugin becomes an Error with its msg (and details as hint) and a code mapped by
 // error_code_for_cni(); `failure`, when given, receives the plugin's own code and text.
+// A plugin that succeeds with output that is not a usable result gets its DEL before the
+// error returns, so that the address it allocated is not leaked.
 Result<CniResult> ipam_add(const IpamInvocation& invocation, DelegatedFailure* failure = nullptr);
 // DEL, CHECK, GC or STATUS: success or the plugin's error, as for ipam_add.
 Result<void> ipam_run(const IpamInvocation& invocation, Command command,

@@ -5,11 +5,14 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <memory>
 #include <sys/socket.h>
+#include <tuple>
 
 #include <linux/if.h>
 #include <linux/if_link.h>
+#include <linux/net_namespace.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/cache.h>
@@ -23,6 +26,7 @@
 #include <netlink/route/route.h>
 
 #include "cni/names.h"
+#include "common/hw_address.h"
 #include "common/netlink_request.h"
 #include "common/netlink_socket.h"
 #include "common/netns.h"
@@ -88,6 +92,8 @@ LinkInfo to_info(rtnl_link* link) {
   info.operstate = rtnl_link_operstate2str(rtnl_link_get_operstate(link), buf, sizeof buf);
   if (const char* kind = rtnl_link_get_type(link)) info.kind = kind;
   info.parent_ifindex = rtnl_link_get_link(link);
+  if (int32_t nsid = 0; rtnl_link_get_link_netnsid(link, &nsid) == 0) info.parent_netnsid = nsid;
+  if (const char* alias = rtnl_link_get_ifalias(link)) info.alias = alias;
   return info;
 }
 
@@ -205,6 +211,47 @@ Result<std::optional<LinkInfo>> find_link(const std::string& name) {
   return std::move(link).error();
 }
 
+Result<std::vector<LinkInfo>> list_links() {
+  FABRIC_ASSIGN_OR_RETURN(auto sock, connect());
+  FABRIC_ASSIGN_OR_RETURN(netlink::CachePtr cache, netlink::read_links(sock.get()));
+  std::vector<LinkInfo> links;
+  for (nl_object* obj = nl_cache_get_first(cache.get()); obj != nullptr;
+       obj = nl_cache_get_next(obj)) {
+    links.push_back(to_info(reinterpret_cast<rtnl_link*>(obj)));
+  }
+  return links;
+}
+
+Result<std::optional<int32_t>> netns_id_of(int netns_fd) {
+  const std::string what = "RTM_GETNSID for network namespace fd " + std::to_string(netns_fd);
+  FABRIC_TRY(check_netns_fd(netns_fd).context(what));
+  MsgPtr msg(nlmsg_alloc_simple(RTM_GETNSID, 0), &nlmsg_free);
+  if (!msg) return Error::from_errno(ENOMEM, "nlmsg_alloc_simple");
+  rtgenmsg header{};
+  header.rtgen_family = AF_UNSPEC;
+  if (nlmsg_append(msg.get(), &header, sizeof header, NLMSG_ALIGNTO) < 0 ||
+      nla_put_u32(msg.get(), NETNSA_FD, static_cast<uint32_t>(netns_fd)) < 0) {
+    return Error::from_errno(ENOMEM, what, "building the request");
+  }
+  FABRIC_ASSIGN_OR_RETURN(auto sock, connect());
+  std::optional<int32_t> id;
+  FABRIC_TRY(
+      netlink::transact(sock.get(), msg.get(), what, [&](const nlmsghdr* reply) -> Result<void> {
+        if (reply->nlmsg_type != RTM_NEWNSID) return Ok();
+        nlattr* tb[NETNSA_MAX + 1] = {};
+        if (nlmsg_parse(const_cast<nlmsghdr*>(reply), sizeof(rtgenmsg), tb, NETNSA_MAX, nullptr) <
+            0) {
+          return Error(ErrorCode::kDecode, what, "malformed RTM_NEWNSID reply");
+        }
+        if (tb[NETNSA_NSID] != nullptr) {
+          auto nsid = static_cast<int32_t>(nla_get_u32(tb[NETNSA_NSID]));
+          if (nsid != NETNSA_NSID_NOT_ASSIGNED) id = nsid;
+        }
+        return Ok();
+      }));
+  return id;
+}
+
 Result<void> create_macvlan(const std::string& parent, int target_netns_fd, const std::string& name,
                             MacvlanMode mode, std::optional<int> mtu) {
   const std::string what = "creating macvlan " + name + " on " + parent;
@@ -285,19 +332,8 @@ Result<void> rename_link(const std::string& from, const std::string& to) {
 Result<void> set_link_mac(const std::string& name, const std::string& mac) {
   const std::string what = "setting the MAC address of " + name + " to " + mac;
   FABRIC_TRY(check_name(name, "link name").context(what));
-  std::array<uint8_t, 6> bytes{};
-  bool well_formed = mac.size() == 17;
-  for (std::size_t i = 0; well_formed && i < bytes.size(); ++i) {
-    const char* begin = mac.data() + i * 3;
-    auto [end, ec] = std::from_chars(begin, begin + 2, bytes[i], 16);
-    well_formed = ec == std::errc() && end == begin + 2 && (i == 5 || mac[i * 3 + 2] == ':');
-  }
-  if (!well_formed) {
-    return Error(ErrorCode::kInvalidArgument, what,
-                 "'" + mac + "' is not a MAC address of the form aa:bb:cc:dd:ee:ff");
-  }
-  if ((bytes[0] & 1) != 0 ||
-      std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; })) {
+  FABRIC_ASSIGN_OR_RETURN(MacAddress bytes, parse_mac(mac).context(what));
+  if (!is_unicast_mac(bytes)) {
     return Error(ErrorCode::kInvalidArgument, what,
                  "'" + mac + "' is a multicast or all-zero address; a link needs a unicast one");
   }
@@ -337,6 +373,19 @@ Result<void> set_link_up(const std::string& name, bool up) {
     rtnl_link_unset_flags(changes.get(), IFF_UP);
   }
   return change_link(name, changes.get(), "RTM_SETLINK (IFF_UP)").context(what);
+}
+
+Result<void> set_link_alias(const std::string& name, const std::string& alias) {
+  const std::string what = "setting the alias of " + name + " to '" + alias + "'";
+  FABRIC_TRY(check_name(name, "link name").context(what));
+  // IFALIASZ (256) counts the terminating NUL; the kernel refuses a longer one with EINVAL.
+  if (alias.size() > 255 || alias.find('\0') != std::string::npos) {
+    return Error(ErrorCode::kInvalidArgument, what, "an alias is at most 255 bytes, without NUL");
+  }
+  LinkPtr changes = new_link(rtnl_link_alloc());
+  if (!changes) return Error::from_errno(ENOMEM, "rtnl_link_alloc");
+  rtnl_link_set_ifalias(changes.get(), alias.c_str());
+  return change_link(name, changes.get(), "RTM_SETLINK (IFLA_IFALIAS)").context(what);
 }
 
 Result<void> delete_link(const std::string& name) {
@@ -463,8 +512,19 @@ Result<std::vector<std::string>> list_addresses(const std::string& link) {
 }
 
 Result<void> add_route(const std::string& link, const RouteSpec& spec) {
-  const std::string what =
-      "adding route " + spec.dst + (spec.gw ? " via " + *spec.gw : "") + " on " + link;
+  const std::string what = "adding route " + spec.dst + (spec.gw ? " via " + *spec.gw : "") +
+                           (spec.table ? " table " + std::to_string(*spec.table) : "") + " on " +
+                           link;
+  for (auto [name, value, max] : {std::tuple{"table", spec.table, INT32_MAX},
+                                  {"scope", spec.scope, 255},
+                                  {"priority", spec.priority, INT32_MAX},
+                                  {"mtu", spec.mtu, INT32_MAX},
+                                  {"advmss", spec.advmss, INT32_MAX}}) {
+    if (value && (*value < 0 || *value > max)) {
+      return Error(ErrorCode::kInvalidArgument, what,
+                   std::string(name) + " " + std::to_string(*value) + " is out of range");
+    }
+  }
   FABRIC_TRY(check_name(link, "link name").context(what));
   FABRIC_ASSIGN_OR_RETURN(IpPrefix dst,
                           parse_ip(spec.dst, true, "route destination").context(what));
@@ -485,10 +545,19 @@ Result<void> add_route(const std::string& link, const RouteSpec& spec) {
   if (int rc = rtnl_route_set_dst(route.get(), dst_addr.get()); rc < 0) {
     return netlink::from_nl_error(rc, what);
   }
-  rtnl_route_set_table(route.get(), RT_TABLE_MAIN);
+  rtnl_route_set_table(route.get(), static_cast<uint32_t>(spec.table.value_or(RT_TABLE_MAIN)));
   rtnl_route_set_protocol(route.get(), RTPROT_BOOT);
   rtnl_route_set_type(route.get(), RTN_UNICAST);
-  rtnl_route_set_scope(route.get(), gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK);
+  rtnl_route_set_scope(route.get(), static_cast<uint8_t>(spec.scope.value_or(gw ? RT_SCOPE_UNIVERSE
+                                                                                : RT_SCOPE_LINK)));
+  if (spec.priority) rtnl_route_set_priority(route.get(), static_cast<uint32_t>(*spec.priority));
+  for (auto [metric, value] : {std::pair{RTAX_MTU, spec.mtu}, {RTAX_ADVMSS, spec.advmss}}) {
+    if (!value || *value == 0) continue; // 0 is the spec's "unset"
+    if (int rc = rtnl_route_set_metric(route.get(), metric, static_cast<unsigned>(*value));
+        rc < 0) {
+      return netlink::from_nl_error(rc, what);
+    }
+  }
   rtnl_nexthop* nh = rtnl_route_nh_alloc();
   if (nh == nullptr) return Error::from_errno(ENOMEM, "rtnl_route_nh_alloc");
   rtnl_route_nh_set_ifindex(nh, info.ifindex);

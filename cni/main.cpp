@@ -41,6 +41,12 @@ void configure_logging(std::string_view stdin_text) {
     if (parsed.ok()) level = *parsed;
   }
   if (file.ok() && *file && !(*file)->empty()) {
+    // Checked before anything is written: parse_netconf refuses such a configuration
+    // too, but only after the file would have been created.
+    if (auto valid = fabric::cni::check_absolute_path(**file, "logFile"); !valid.ok()) {
+      logger->warn("{}; not logging to it", valid.error().message());
+      return;
+    }
     try {
       auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(**file);
       file_sink->set_level(level);

@@ -1,7 +1,8 @@
 #include "cni/parent.h"
 
-#include <cctype>
-#include <charconv>
+#include "common/hw_address.h"
+#include "common/rdma_sysfs.h"
+
 #include <optional>
 #include <vector>
 
@@ -24,20 +25,6 @@ Result<void> check_component(const std::string& name, const std::string& field) 
   return Ok();
 }
 
-bool is_hex(std::string_view s) {
-  for (char c : s) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return !s.empty();
-}
-
-std::optional<unsigned> hex_value(std::string_view s) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // The PCI address a sysfs `device` link points at, or "" when it is something else
 // (virtio0, a platform device) or absent.
 std::string pci_of_link(const SysfsReader& sysfs, const std::string& link) {
@@ -48,38 +35,8 @@ std::string pci_of_link(const SysfsReader& sysfs, const std::string& link) {
   return *full;
 }
 
-std::vector<uint32_t> ports_of(const SysfsReader& sysfs, const std::string& rdma) {
-  std::vector<uint32_t> ports;
-  auto names = sysfs.list("class/infiniband/" + rdma + "/ports");
-  if (!names.ok()) return ports;
-  for (const auto& n : *names) {
-    uint32_t p = 0;
-    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), p);
-    if (ec == std::errc() && end == n.data() + n.size()) ports.push_back(p);
-  }
-  return ports;
-}
-
-// The netdev of GID index 0 of a port: the default GID belongs to the port's own netdev,
-// never to a macvlan on it.
-std::optional<std::string> port_netdev(const SysfsReader& sysfs, const std::string& rdma,
-                                       uint32_t port) {
-  auto ndev = sysfs.read_optional("class/infiniband/" + rdma + "/ports/" + std::to_string(port) +
-                                  "/gid_attrs/ndevs/0");
-  if (!ndev.ok() || !*ndev || (*ndev)->empty()) return std::nullopt;
-  return **ndev;
-}
-
-std::optional<uint32_t> port_serving(const SysfsReader& sysfs, const std::string& rdma,
-                                     const std::string& netdev) {
-  for (uint32_t p : ports_of(sysfs, rdma)) {
-    if (port_netdev(sysfs, rdma, p) == netdev) return p;
-  }
-  return std::nullopt;
-}
-
 uint32_t first_port(const SysfsReader& sysfs, const std::string& rdma) {
-  auto ports = ports_of(sysfs, rdma);
+  auto ports = rdma::list_sysfs_ports(sysfs, rdma).value_or(std::vector<uint32_t>{});
   return ports.empty() ? 1 : ports.front();
 }
 
@@ -89,7 +46,7 @@ Result<std::string> pick_netdev(const SysfsReader& sysfs, const std::string& rdm
                                 const std::vector<std::string>& candidates,
                                 const std::string& owner) {
   for (const auto& n : candidates) {
-    if (!rdma.empty() && port_serving(sysfs, rdma, n)) return n;
+    if (!rdma.empty() && rdma::sysfs_port_of_netdev(sysfs, rdma, n)) return n;
   }
   if (candidates.size() == 1) return candidates.front();
   if (candidates.empty()) {
@@ -119,8 +76,9 @@ Result<void> complete_from_rdma(const SysfsReader& sysfs, ParentDevice& pd) {
     if (parent && !parent->empty()) pd.netdev = *parent;
   }
   if (pd.netdev.empty()) {
-    for (uint32_t p : ports_of(sysfs, pd.rdma_device)) {
-      if (auto n = port_netdev(sysfs, pd.rdma_device, p)) {
+    auto ports = rdma::list_sysfs_ports(sysfs, pd.rdma_device).value_or(std::vector<uint32_t>{});
+    for (uint32_t p : ports) {
+      if (auto n = rdma::sysfs_port_netdev(sysfs, pd.rdma_device, p)) {
         pd.netdev = *n;
         break;
       }
@@ -131,35 +89,12 @@ Result<void> complete_from_rdma(const SysfsReader& sysfs, ParentDevice& pd) {
                  "has no network interface (no device/net, no parent, no GID with a netdev)")
         .with_hint("RoCE needs an Ethernet netdev; is this an InfiniBand or iWARP device?");
   }
-  pd.rdma_port =
-      port_serving(sysfs, pd.rdma_device, pd.netdev).value_or(first_port(sysfs, pd.rdma_device));
+  pd.rdma_port = rdma::sysfs_port_of_netdev(sysfs, pd.rdma_device, pd.netdev)
+                     .value_or(first_port(sysfs, pd.rdma_device));
   return Ok();
 }
 
 } // namespace
-
-Result<std::string> normalize_pci_address(const std::string& pci) {
-  auto bad = [&] {
-    return Error(ErrorCode::kInvalidArgument, "PCI address '" + pci + "'",
-                 "expected DDDD:BB:DD.F or BB:DD.F (hexadecimal, e.g. 0000:3b:00.0)");
-  };
-  std::string full = pci;
-  if (full.size() == 7) full = "0000:" + full;
-  if (full.size() != 12 || full[4] != ':' || full[7] != ':' || full[10] != '.') return bad();
-  std::string_view v(full);
-  if (!is_hex(v.substr(0, 4)) || !is_hex(v.substr(5, 2)) || !is_hex(v.substr(8, 2)) ||
-      !is_hex(v.substr(11, 1))) {
-    return bad();
-  }
-  // A device number has 5 bits and a function 3.
-  if (hex_value(v.substr(8, 2)).value_or(0xff) > 0x1f ||
-      hex_value(v.substr(11, 1)).value_or(8) > 7) {
-    return bad();
-  }
-  for (char& c : full)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return full;
-}
 
 Result<ParentDevice> parent_from_netdev(const SysfsReader& sysfs, const std::string& netdev) {
   FABRIC_TRY(check_component(netdev, "netdev"));
@@ -174,7 +109,7 @@ Result<ParentDevice> parent_from_netdev(const SysfsReader& sysfs, const std::str
 
   FABRIC_ASSIGN_OR_RETURN(auto pci_rdma, sysfs.list(dir + "/device/infiniband"));
   for (const auto& r : pci_rdma) {
-    if (port_serving(sysfs, r, netdev)) {
+    if (rdma::sysfs_port_of_netdev(sysfs, r, netdev)) {
       pd.rdma_device = r;
       break;
     }
@@ -196,7 +131,7 @@ Result<ParentDevice> parent_from_netdev(const SysfsReader& sysfs, const std::str
       }
     }
     for (std::size_t i = 0; pd.rdma_device.empty() && i < all.size(); ++i) {
-      if (port_serving(sysfs, all[i], netdev)) pd.rdma_device = all[i];
+      if (rdma::sysfs_port_of_netdev(sysfs, all[i], netdev)) pd.rdma_device = all[i];
     }
   }
   if (pd.rdma_device.empty()) return pd; // a plain netdev (veth, bridge): no RDMA device

@@ -34,12 +34,9 @@ struct ParentDevice {
 Result<ParentDevice> parent_from_netdev(const SysfsReader& sysfs, const std::string& netdev);
 // kNotFound naming the device; an RDMA device whose netdev cannot be found is kNotFound too.
 Result<ParentDevice> parent_from_rdma_device(const SysfsReader& sysfs, const std::string& rdma);
-// `pci` as DDDD:BB:DD.F or BB:DD.F (domain 0000); kInvalidArgument when malformed,
-// kNotFound naming it when absent or when it has no netdev.
+// `pci` as normalize_pci_address() (common/hw_address.h) reads it; kInvalidArgument when
+// malformed, kNotFound naming it when absent or when it has no netdev.
 Result<ParentDevice> parent_from_pci_address(const SysfsReader& sysfs, const std::string& pci);
-
-// The full PCI address ("0000:3b:00.0") for DDDD:BB:DD.F or BB:DD.F, lower case.
-Result<std::string> normalize_pci_address(const std::string& pci);
 
 // The port's state word from sysfs ("4: ACTIVE" -> "ACTIVE"); kNotFound naming the
 // device and port.

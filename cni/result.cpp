@@ -359,6 +359,18 @@ Result<PluginError> parse_error(std::string_view text) {
   return e;
 }
 
+Route with_default_gateway(Route route, const std::vector<IpConfig>& ips) {
+  if (route.gw) return route;
+  const bool v4 = is_ipv4_address(route.dst.substr(0, route.dst.find('/')));
+  for (const auto& ip : ips) {
+    if (ip.gateway && is_ipv4_address(*ip.gateway) == v4) {
+      route.gw = ip.gateway;
+      break;
+    }
+  }
+  return route;
+}
+
 ErrorCode error_code_for_cni(int cni_code) {
   switch (cni_code) {
   case 1: return ErrorCode::kIncompatibleVersion;

@@ -41,9 +41,10 @@ struct IpConfig {
 
 struct Route {
   std::string dst; // CIDR
-  std::optional<std::string> gw;
+  std::optional<std::string> gw = std::nullopt;
   // 1.1.0
-  std::optional<int> mtu, advmss, priority, table, scope;
+  std::optional<int> mtu = std::nullopt, advmss = std::nullopt, priority = std::nullopt,
+                     table = std::nullopt, scope = std::nullopt;
   bool operator==(const Route&) const = default;
 };
 
@@ -96,6 +97,12 @@ struct PluginError {
   std::string msg, details;
 };
 Result<PluginError> parse_error(std::string_view json);
+
+// `route` as the reference plugins' ConfigureIface installs it: without a gw, it takes the
+// gateway of the first of `ips` in its address family that has one (an IPAM plugin
+// writes {"dst": "0.0.0.0/0"} and the range's gateway on the address); with a gw, or
+// when no address of its family has a gateway, it is returned unchanged.
+Route with_default_gateway(Route route, const std::vector<IpConfig>& ips);
 
 // The spec's CNI error code as our ErrorCode, so that a delegated plugin's error keeps its
 // meaning (and, for 1, 4, 6, 7 and 11, its number through cni_code_for()).

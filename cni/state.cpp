@@ -49,6 +49,10 @@ std::string render_record(const AttachmentRecord& r) {
   w.field("rdma_device", r.rdma_device);
   w.field("rdma_port", r.rdma_port);
   w.field("pci_address", r.pci_address);
+  if (r.mode == Mode::kExclusive) {
+    w.field("mtu", r.parent_mtu);
+    w.field("alias", r.parent_alias);
+  }
   w.end_object();
   w.field("mac", r.mac);
   w.field("mtu", r.mtu);
@@ -99,6 +103,15 @@ Result<AttachmentRecord> parse_record(std::string_view text, std::string_view wh
   FABRIC_ASSIGN_OR_RETURN(auto port, ctx(json::get_optional_int(*parent, "parent", "rdma_port")));
   r.rdma_port = static_cast<uint32_t>(port.value_or(1));
   FABRIC_ASSIGN_OR_RETURN(r.pci_address, ctx(json::get_string(*parent, "parent", "pci_address")));
+  FABRIC_ASSIGN_OR_RETURN(auto parent_mtu, ctx(json::get_optional_int(*parent, "parent", "mtu")));
+  if (parent_mtu && (*parent_mtu < 0 || *parent_mtu > 65535)) {
+    return Error(ErrorCode::kDecode, std::string(what),
+                 "parent.mtu: " + std::to_string(*parent_mtu) + " is not an MTU");
+  }
+  r.parent_mtu = static_cast<int>(parent_mtu.value_or(0));
+  FABRIC_ASSIGN_OR_RETURN(auto parent_alias,
+                          ctx(json::get_optional_string(*parent, "parent", "alias")));
+  r.parent_alias = parent_alias.value_or("");
   FABRIC_ASSIGN_OR_RETURN(r.mac, ctx(json::get_string(doc, "", "mac")));
   FABRIC_ASSIGN_OR_RETURN(auto mtu, ctx(json::get_optional_int(doc, "", "mtu")));
   r.mtu = static_cast<int>(mtu.value_or(0));

@@ -34,6 +34,10 @@ struct AttachmentRecord {
   std::string rdma_device;   // empty when the parent has none
   uint32_t rdma_port = 1;
   std::string pci_address;
+  // Exclusive mode: the NIC's MTU and alias on the host before ADD, which DEL restores
+  // (0 and "" in records written before these fields existed).
+  int parent_mtu = 0;
+  std::string parent_alias;
   std::string mac;
   int mtu = 0;
   std::vector<std::string> ips; // CIDRs as the pod interface carries them

@@ -23,6 +23,24 @@ Result<std::vector<uint32_t>> list_sysfs_ports(const SysfsReader& sysfs,
   return numbers;
 }
 
+std::optional<std::string> sysfs_port_netdev(const SysfsReader& sysfs, const std::string& device,
+                                             uint32_t port) {
+  auto ndev = sysfs.read_optional("class/infiniband/" + device + "/ports/" + std::to_string(port) +
+                                  "/gid_attrs/ndevs/0");
+  if (!ndev.ok() || !*ndev || (*ndev)->empty()) return std::nullopt;
+  return **ndev;
+}
+
+std::optional<uint32_t> sysfs_port_of_netdev(const SysfsReader& sysfs, const std::string& device,
+                                             const std::string& netdev) {
+  auto ports = list_sysfs_ports(sysfs, device);
+  if (!ports.ok()) return std::nullopt;
+  for (uint32_t p : *ports) {
+    if (sysfs_port_netdev(sysfs, device, p) == netdev) return p;
+  }
+  return std::nullopt;
+}
+
 GidType parse_sysfs_gid_type(const std::string& text) {
   if (text == "RoCE v2") return GidType::kRoceV2;
   // The kernel writes "IB/RoCE v1" for both; which one it is depends on the link layer.

@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "common/fd.h"
+#include "common/rdma_sysfs.h"
 #include "common/sysfs.h"
 #include "pfc/dcb_format.h"
 
@@ -25,8 +26,22 @@ constexpr std::string_view kTrafficClass = "rdma.traffic_class";
 std::string ecn_dir(const std::string& dev, std::string_view point) {
   return "class/net/" + dev + "/ecn/" + std::string(point) + "/enable";
 }
-std::string traffic_class_file(const std::string& rdma_device) {
-  return "class/infiniband/" + rdma_device + "/tc/1/traffic_class";
+std::string traffic_class_file(const std::string& rdma_device, uint32_t port) {
+  return "class/infiniband/" + rdma_device + "/tc/" + std::to_string(port) + "/traffic_class";
+}
+
+// The port of `rdma_device` that serves `dev`: the one whose own netdev is `dev`, else
+// the device's only port. The detail of the error says why none can be chosen.
+Result<uint32_t> port_serving(const SysfsReader& sys, const std::string& rdma_device,
+                              const std::string& dev) {
+  if (auto port = rdma::sysfs_port_of_netdev(sys, rdma_device, dev)) return *port;
+  auto ports = rdma::list_sysfs_ports(sys, rdma_device).value_or(std::vector<uint32_t>{});
+  if (ports.size() == 1) return ports.front();
+  const std::string where = "/sys/class/infiniband/" + rdma_device + "/ports";
+  if (ports.empty()) return Error(ErrorCode::kNotFound, rdma_device, "no ports in " + where);
+  return Error(ErrorCode::kNotFound, rdma_device,
+               std::to_string(ports.size()) + " ports in " + where + " and none names " + dev +
+                   " as its netdev");
 }
 
 bool is_dir(const std::string& path) {
@@ -151,7 +166,9 @@ public:
     return Ok();
   }
   bool available() const { return !dir_.empty(); }
-  std::string port_file(const char* name) const { return dir_ + "/ports/1/" + name; }
+  std::string port_file(uint32_t port, const char* name) const {
+    return dir_ + "/ports/" + std::to_string(port) + "/" + name;
+  }
 
 private:
   std::string dir_;
@@ -199,15 +216,20 @@ const KnobResult* KnobReport::find(std::string_view attribute) const {
 }
 
 std::string knob_unavailable_reason(std::string_view attribute, const std::string& dev,
-                                    const std::string& rdma_device) {
+                                    const HostState& host) {
+  const std::string& rdma_device = host.rdma_device;
   std::string why = "not available on this host (";
   if (attribute.starts_with("ecn.")) {
     why += "no /sys/class/net/" + dev + "/ecn/" + std::string(attribute.substr(4)) +
            "; the mlx5 driver provides it";
   } else if (rdma_device.empty()) {
     why += dev + " has no RDMA device; name one with rdma_device";
+  } else if (!host.rdma_port) {
+    why += "cannot tell which port of " + rdma_device + " serves " + dev + ": " +
+           host.rdma_port_problem;
   } else if (attribute == kTrafficClass) {
-    why += "no /sys/" + traffic_class_file(rdma_device) + "; MLNX_OFED's mlx5 driver provides it";
+    why += "no /sys/" + traffic_class_file(rdma_device, *host.rdma_port) +
+           "; MLNX_OFED's mlx5 driver provides it";
   } else {
     why += "no RDMA-CM configfs folder for " + rdma_device +
            ": is configfs mounted on /sys/kernel/config and rdma_cm loaded?";
@@ -250,6 +272,12 @@ Result<HostState> HostKnobs::read(const std::string& dev,
     FABRIC_ASSIGN_OR_RETURN(state.rdma_device, rdma_device_of(dev));
   }
   if (state.rdma_device.empty()) return state;
+  auto port = port_serving(sys, state.rdma_device, dev);
+  if (!port.ok()) {
+    state.rdma_port_problem = port.error().detail();
+    return state; // the rdma.* knobs are not available: we cannot tell whose they would be
+  }
+  state.rdma_port = *port;
 
   if (cm) {
     CmFolder folder;
@@ -257,7 +285,7 @@ Result<HostState> HostKnobs::read(const std::string& dev,
     if (folder.available()) {
       SysfsReader any("/");
       if (which.cm_default_tos) {
-        std::string file = folder.port_file("default_roce_tos");
+        std::string file = folder.port_file(*port, "default_roce_tos");
         FABRIC_ASSIGN_OR_RETURN(auto text, any.read_optional(file));
         if (text) {
           FABRIC_ASSIGN_OR_RETURN(state.cm_default_tos, parse_tos(*text, file));
@@ -265,12 +293,12 @@ Result<HostState> HostKnobs::read(const std::string& dev,
       }
       if (which.cm_default_roce_mode) {
         FABRIC_ASSIGN_OR_RETURN(state.cm_default_roce_mode,
-                                any.read_optional(folder.port_file("default_roce_mode")));
+                                any.read_optional(folder.port_file(*port, "default_roce_mode")));
       }
     }
   }
   if (which.rdma_traffic_class) {
-    std::string file = traffic_class_file(state.rdma_device);
+    std::string file = traffic_class_file(state.rdma_device, *port);
     FABRIC_ASSIGN_OR_RETURN(auto text, sys.read_optional(file));
     if (text) {
       FABRIC_ASSIGN_OR_RETURN(state.rdma_traffic_class, parse_traffic_class(*text, sys.path(file)));
@@ -294,7 +322,7 @@ Result<KnobReport> HostKnobs::apply(const std::string& dev,
     KnobResult r{std::string(attribute), KnobOutcome::kUnchanged, {}};
     if (!have) {
       r.outcome = KnobOutcome::kNotAvailable;
-      r.detail = knob_unavailable_reason(attribute, dev, current.rdma_device);
+      r.detail = knob_unavailable_reason(attribute, dev, current);
     } else if (*have == *want) {
       r.detail = render(*have);
     } else if (Result<void> w = write(*have, *want); w.ok()) {
@@ -323,7 +351,7 @@ Result<KnobReport> HostKnobs::apply(const std::string& dev,
       return Error(ErrorCode::kNotFound, "writing RDMA-CM " + std::string(name),
                    "the configfs folder for " + current.rdma_device + " went away");
     }
-    return write_file(folder.port_file(name), value);
+    return write_file(folder.port_file(current.rdma_port.value_or(0), name), value);
   };
   settle(kCmTos, current.cm_default_tos, wanted.cm_default_tos, number,
          [&](uint8_t, uint8_t to) { return cm_write("default_roce_tos", std::to_string(to)); });
@@ -332,8 +360,9 @@ Result<KnobReport> HostKnobs::apply(const std::string& dev,
       [&](const std::string&, const std::string& to) { return cm_write("default_roce_mode", to); });
   settle(kTrafficClass, current.rdma_traffic_class, wanted.rdma_traffic_class, number,
          [&](uint8_t, uint8_t to) {
-           return write_file(sys.path(traffic_class_file(current.rdma_device)),
-                             "tclass=" + std::to_string(to));
+           return write_file(
+               sys.path(traffic_class_file(current.rdma_device, current.rdma_port.value_or(0))),
+               "tclass=" + std::to_string(to));
          });
   return report;
 }

@@ -6,11 +6,15 @@
 // Paths, relative to the root:
 //   sys/class/net/DEV/ecn/roce_np/enable/P         "0" or "1", P = 0..7
 //   sys/class/net/DEV/ecn/roce_rp/enable/P
-//   sys/kernel/config/rdma_cm/RDMADEV/ports/1/default_roce_tos    "106"
-//   sys/kernel/config/rdma_cm/RDMADEV/ports/1/default_roce_mode   "RoCE v2"
-//   sys/class/infiniband/RDMADEV/tc/1/traffic_class  write "tclass=106", reads back
+//   sys/kernel/config/rdma_cm/RDMADEV/ports/P/default_roce_tos    "106"
+//   sys/kernel/config/rdma_cm/RDMADEV/ports/P/default_roce_mode   "RoCE v2"
+//   sys/class/infiniband/RDMADEV/tc/P/traffic_class  write "tclass=106", reads back
 //                                                    "Global tclass=106" or "tclass=106"
 //   sys/class/net/DEV/device/infiniband/RDMADEV      the RDMA device of a netdev
+//   sys/class/infiniband/RDMADEV/ports/P/gid_attrs/ndevs/0   the netdev of port P
+// P is the port of the RDMA device that serves DEV: the one whose own netdev (that of its
+// GID 0) is DEV, or the device's only port. Dual-port devices have the rdma.* knobs once
+// per port.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,9 @@ struct HostState {
   // The RDMA device the rdma.* knobs belong to (the override, or the one on the
   // netdev); empty when there is none.
   std::string rdma_device;
+  // Its port that serves the netdev; nullopt with the reason when none can be told.
+  std::optional<uint32_t> rdma_port;
+  std::string rdma_port_problem;
 
   bool has_any() const {
     return ecn_np || ecn_rp || cm_default_tos || cm_default_roce_mode || rdma_traffic_class;
@@ -75,9 +82,9 @@ struct KnobReport {
 
 // Why a knob the profile names is not available, in one place so that plan and apply
 // say the same thing: "not available on this host (no /sys/class/net/eth2/ecn/roce_np;
-// the mlx5 driver provides it)".
+// the mlx5 driver provides it)". `host` is what read() found.
 std::string knob_unavailable_reason(std::string_view attribute, const std::string& dev,
-                                    const std::string& rdma_device);
+                                    const HostState& host);
 
 class HostKnobs {
 public:

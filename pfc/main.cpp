@@ -14,6 +14,7 @@
 #include "pfc/dcb_netlink.h"
 #include "pfc/dcb_report.h"
 #include "pfc/profile.h"
+#include "pfc/profile_run.h"
 #include "pfc/set_request.h"
 
 namespace {
@@ -36,8 +37,6 @@ struct WatchOptions {
   int count = 0; // stop after this many events; 0 = until interrupted
 };
 
-enum class ProfileCommand { kPlan, kApply, kVerify };
-
 struct ProfileOptions {
   std::vector<std::string> devs;
   std::string profile;
@@ -52,27 +51,10 @@ struct SetOptions {
   fabric::pfc::SetRequest request;
 };
 
-// Several devices' JSON documents as one: {"schema_version", "profile", "devices": [...]}.
-std::string combine_json(const std::string& profile, const std::vector<std::string>& documents) {
-  rapidjson::Document out(rapidjson::kObjectType);
-  auto& alloc = out.GetAllocator();
-  out.AddMember("schema_version", fabric::json::kSchemaVersion, alloc);
-  out.AddMember("profile", rapidjson::Value(profile, alloc), alloc);
-  rapidjson::Value devices(rapidjson::kArrayType);
-  for (const auto& text : documents) {
-    auto doc = fabric::json::parse(text, "report");
-    rapidjson::Value copy;
-    if (doc.ok()) copy.CopyFrom(*doc, alloc);
-    devices.PushBack(copy, alloc);
-  }
-  out.AddMember("devices", devices, alloc);
-  return fabric::json::to_string(out, true) + "\n";
-}
-
 // Runs plan, apply or verify for every device. Exit status: the worst of the devices':
 // 2 for a kernel error, 3 for drift (verify) or a profile not fully applied (apply), 4 for
 // a device without DCB or a part the host does not expose.
-int run_profile(ProfileCommand command, const ProfileOptions& o) {
+int run_profile(fabric::pfc::ProfileCommand command, const ProfileOptions& o) {
   using namespace fabric::pfc;
   auto profile = load_profile(o.profile);
   if (!profile.ok()) return fabric::cli::fail(kProgram, profile.error());
@@ -84,46 +66,19 @@ int run_profile(ProfileCommand command, const ProfileOptions& o) {
   }
   auto device = make_netlink_dcb_device();
   HostKnobs knobs(o.root);
-  int worst = fabric::kExitOk;
-  std::vector<std::string> documents;
-  std::string text;
-  auto note = [&](int status) { worst = std::max(worst, status); };
-  for (const auto& dev : devs) {
-    if (command == ProfileCommand::kApply) {
-      auto report = apply_profile(*device, knobs, dev, profile->config);
-      if (!report.ok()) {
-        note(fabric::cli::fail(kProgram, report.error()));
-        continue;
-      }
-      if (o.json)
-        documents.push_back(render_apply_json(*report));
-      else
-        text += render_apply_text(*report);
-      if (report->dcb_write_error)
-        note(fabric::kExitSystem);
-      else if (!report->fully_applied())
-        note(fabric::kExitBelowThreshold);
-      continue;
-    }
-    auto plan = verify_profile(*device, knobs, dev, profile->config);
-    if (!plan.ok()) {
-      note(fabric::cli::fail(kProgram, plan.error()));
-      continue;
-    }
-    if (o.json)
-      documents.push_back(render_plan_json(*plan));
-    else
-      text += render_plan_text(*plan);
-    if (command == ProfileCommand::kVerify) {
-      if (auto synced = require_in_sync(*plan); !synced.ok()) {
-        fabric::log::report_error(kProgram, synced.error());
-        note(fabric::exit_status_for(synced.error().code()));
-      }
-    }
+  ProfileRun run = fabric::pfc::run_profile(command, *device, knobs, devs, profile->config);
+  for (const auto& d : run.devices) {
+    if (d.failure) fabric::log::report_error(kProgram, *d.failure);
+    if (d.verdict) fabric::log::report_error(kProgram, *d.verdict);
   }
-  std::string out = o.json ? combine_json(profile->name, documents) : text;
-  std::fputs(out.c_str(), stdout);
-  return worst;
+  if (o.json) {
+    auto out = render_profile_run_json(profile->name, run);
+    if (!out.ok()) return fabric::cli::fail(kProgram, out.error());
+    std::fputs(out->c_str(), stdout);
+  } else {
+    std::fputs(render_profile_run_text(run).c_str(), stdout);
+  }
+  return run.exit_status();
 }
 
 int run_set(const SetOptions& o) {
@@ -215,6 +170,7 @@ int main(int argc, char** argv) {
   cmd_set->add_flag("--json", set.json, "Print the apply report as JSON");
 
   ProfileOptions profile;
+  using fabric::pfc::ProfileCommand;
   struct {
     ProfileCommand command;
     const char* name;

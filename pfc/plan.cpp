@@ -62,11 +62,11 @@ bool want(Plan& plan, const char* attribute, T& field, const std::optional<T>& d
 template <typename T, typename Render>
 void want_knob(Plan& plan, std::string_view attribute, const std::optional<T>& have,
                const std::optional<T>& desired, std::optional<T>& change, Render render,
-               const std::string& rdma_device) {
+               const HostState& host) {
   if (!desired) return;
   if (!have) {
     plan.unavailable.push_back(std::string(attribute) + ": " +
-                               knob_unavailable_reason(attribute, plan.dev, rdma_device));
+                               knob_unavailable_reason(attribute, plan.dev, host));
     return;
   }
   if (*have == *desired) return;
@@ -213,9 +213,10 @@ void plan_buffer_and_maxrate(Plan& plan, const DcbState& current, const DesiredC
 void plan_host(Plan& plan, const HostState& host, const DesiredConfig& d) {
   HostState& change = plan.host_change;
   change.rdma_device = host.rdma_device;
+  change.rdma_port = host.rdma_port;
   auto number = [](uint8_t v) { return std::to_string(v); };
   auto text = [](const std::string& s) { return s; };
-  const std::string& rdma = host.rdma_device;
+  const HostState& rdma = host;
   want_knob(plan, "ecn.roce_np", host.ecn_np, d.ecn_np, change.ecn_np, format::prio_bits, rdma);
   want_knob(plan, "ecn.roce_rp", host.ecn_rp, d.ecn_rp, change.ecn_rp, format::prio_bits, rdma);
   want_knob(plan, "rdma.cm_default_tos", host.cm_default_tos, d.cm_default_tos,

@@ -3,6 +3,7 @@
 // group and stops cleanly on SIGTERM.
 #include <gtest/gtest.h>
 
+#include "common/json.h"
 #include "common/netns.h"
 #include "common/subprocess.h"
 #include "pfc/dcb_netlink.h"
@@ -75,6 +76,33 @@ TEST_F(PfcNetns, ApplyPlanVerifyAndSetOnVethChangeNothingAndExit4) {
   ASSERT_TRUE(set.ok());
   EXPECT_EQ(set->exit_status, 4) << set->stderr_text;
   EXPECT_TRUE(set->stdout_text.empty());
+}
+
+// The kernel's refusals, one per device, all in the JSON output: a script that asked
+// about three devices reads three entries.
+TEST_F(PfcNetns, ApplyJsonOverSeveralDevicesListsEachWithItsError) {
+  const std::string other = net_.add_veth("e", net_.ns_name("dcb"), net_.ns_name("dcb")).first;
+  const std::string profile = FABRIC_SOURCE_DIR "/deploy/pfc/roce-lossless.yaml";
+  for (const char* command : {"apply", "plan", "verify"}) {
+    SCOPED_TRACE(command);
+    auto r = pfc({command, dev_, other, "fk-no-such-dev", "--profile", profile, "--json"});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->exit_status, 4) << r->stderr_text;
+    auto doc = json::parse(r->stdout_text, "stdout");
+    ASSERT_TRUE(doc.ok()) << doc.error().message() << "\n" << r->stdout_text;
+    const auto& devices = (*doc)["devices"];
+    ASSERT_EQ(devices.Size(), 3u) << r->stdout_text;
+    const std::string names[] = {dev_, other, "fk-no-such-dev"};
+    for (rapidjson::SizeType i = 0; i < 3; ++i) {
+      EXPECT_EQ(std::string(devices[i]["device"].GetString()), names[i]);
+      ASSERT_TRUE(devices[i].HasMember("error") && devices[i]["error"].IsString())
+          << r->stdout_text;
+    }
+    EXPECT_NE(std::string(devices[0]["error"].GetString()).find("does not support DCB"),
+              std::string::npos);
+    EXPECT_NE(std::string(devices[2]["error"].GetString()).find("No such device"),
+              std::string::npos);
+  }
 }
 
 TEST_F(PfcNetns, MissingDeviceIsENODEVWithExit2) {

@@ -295,6 +295,7 @@ TEST(HostKnobs, AppliedUnchangedAndNotAvailable) {
   TempRoot root;
   root.add_ecn("eth2", "roce_np"); // no roce_rp: another driver, or an old kernel
   root.mkdir("sys/class/net/eth2/device/infiniband/mlx5_0");
+  root.mkdir("sys/class/infiniband/mlx5_0/ports/1"); // its only port
   root.write("sys/class/infiniband/mlx5_0/tc/1/traffic_class", "Global tclass=0\n");
   HostKnobs knobs(root.path());
   HostState wanted;
@@ -327,6 +328,7 @@ TEST(HostKnobs, AppliedUnchangedAndNotAvailable) {
 TEST(HostKnobs, RdmaCmDefaultsGoThroughConfigfs) {
   TempRoot root;
   const std::string port = "sys/kernel/config/rdma_cm/mlx5_1/ports/1/";
+  root.mkdir("sys/class/infiniband/mlx5_1/ports/1");
   root.write(port + "default_roce_tos", "0\n");
   root.write(port + "default_roce_mode", "IB/RoCE v1\n");
   HostKnobs knobs(root.path());
@@ -359,6 +361,45 @@ TEST(HostKnobs, ConfigfsFolderMadeForAReadIsRemovedAfterwards) {
   EXPECT_FALSE(root.exists("sys/kernel/config/rdma_cm/mlx5_0"));
 }
 
+// A dual-port device (one RDMA device, a netdev per port): the knobs of the port whose
+// netdev the profile names, never port 1 by default. A device with several ports none of
+// which names the netdev has no knobs we could set with confidence.
+TEST(HostKnobs, TheRdmaKnobsAreThoseOfThePortServingTheNetdev) {
+  TempRoot root;
+  root.mkdir("sys/class/net/eth2/device/infiniband/mlx4_0");
+  for (const char* port : {"1", "2"}) {
+    const std::string p = port;
+    root.write("sys/class/infiniband/mlx4_0/ports/" + p + "/gid_attrs/ndevs/0",
+               p == "1" ? "eth1\n" : "eth2\n");
+    root.write("sys/class/infiniband/mlx4_0/tc/" + p + "/traffic_class", "tclass=0\n");
+    root.write("sys/kernel/config/rdma_cm/mlx4_0/ports/" + p + "/default_roce_tos", "0\n");
+  }
+  HostKnobs knobs(root.path());
+  HostState wanted;
+  wanted.cm_default_tos = 106;
+  wanted.rdma_traffic_class = 106;
+  auto report = knobs.apply("eth2", std::nullopt, wanted);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(report->find("rdma.cm_default_tos")->outcome, KnobOutcome::kApplied);
+  EXPECT_EQ(report->find("rdma.traffic_class")->outcome, KnobOutcome::kApplied);
+  EXPECT_EQ(root.read("sys/kernel/config/rdma_cm/mlx4_0/ports/2/default_roce_tos"), "106");
+  EXPECT_EQ(root.read("sys/class/infiniband/mlx4_0/tc/2/traffic_class"), "tclass=106");
+  EXPECT_EQ(root.read("sys/kernel/config/rdma_cm/mlx4_0/ports/1/default_roce_tos"), "0\n")
+      << "port 1 serves eth1, which the profile does not name";
+  EXPECT_EQ(root.read("sys/class/infiniband/mlx4_0/tc/1/traffic_class"), "tclass=0\n");
+  auto state = knobs.read("eth2", std::nullopt);
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->rdma_port, 2u);
+
+  auto unknown = knobs.apply("eth3", std::string("mlx4_0"), wanted);
+  ASSERT_TRUE(unknown.ok()) << unknown.error().message();
+  EXPECT_EQ(unknown->find("rdma.traffic_class")->outcome, KnobOutcome::kNotAvailable);
+  EXPECT_NE(unknown->find("rdma.traffic_class")
+                ->detail.find("cannot tell which port of mlx4_0 serves eth3: 2 ports"),
+            std::string::npos)
+      << unknown->find("rdma.traffic_class")->detail;
+}
+
 TEST(HostKnobs, FindsTheRdmaDeviceOfANetdev) {
   TempRoot root;
   HostKnobs knobs(root.path());
@@ -370,6 +411,7 @@ TEST(HostKnobs, FindsTheRdmaDeviceOfANetdev) {
 TEST(HostKnobs, TrafficClassReadsEitherFormAndRejectsOthers) {
   TempRoot root;
   root.mkdir("sys/class/net/eth2/device/infiniband/mlx5_0");
+  root.mkdir("sys/class/infiniband/mlx5_0/ports/1");
   const std::string file = "sys/class/infiniband/mlx5_0/tc/1/traffic_class";
   HostKnobs knobs(root.path());
   KnobSelection only_tc{false, false, false, false, true};

@@ -316,13 +316,19 @@ TEST(CniConfig, DeviceIdPrecedenceRuntimeThenDeviceIdThenPciBusId) {
   EXPECT_FALSE(effective_device_id(*conf).has_value());
 }
 
+// Config validation and ADD read PCI addresses with one parser (common/hw_address.h):
+// what passes here is what resolve_parent() looks up, VMD domains included.
 TEST(CniConfig, PciAddressesAsSysfsWritesThem) {
   for (const char* ok : {"0000:3b:00.1", "3b:00.1", "10000:00:1f.7", "0000:AF:00.2"}) {
-    EXPECT_TRUE(is_pci_address(ok)) << ok;
+    auto conf =
+        parse_netconf(conf_with(std::string(R"("deviceID": ")") + ok + "\""), Command::kAdd);
+    EXPECT_TRUE(conf.ok()) << ok << ": " << conf.error().message();
   }
-  for (const char* bad : {"", "0000:3b:00", "0000:3b:20.0", "0000:3b:00.8", "000:3b:00.1",
-                          "0000:3b:0g.1", "mlx5_core.sf.2", "0000:3b:00.1/"}) {
-    EXPECT_FALSE(is_pci_address(bad)) << bad;
+  for (const char* bad : {"0000:3b:00", "0000:3b:20.0", "0000:3b:00.8", "000:3b:00.1",
+                          "0000:3b:0g.1", "mlx5_core.sf.2", "0000:3b:00.1/", "123456789:3b:00.1"}) {
+    expect_field_error(
+        parse_netconf(conf_with(std::string(R"("pciBusID": ")") + bad + "\""), Command::kAdd),
+        "pciBusID", "is not a PCI address");
   }
 }
 

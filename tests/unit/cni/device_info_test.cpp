@@ -6,7 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "cni/device_info.h"
-#include "cni/parent_lock.h"
+#include "cni/link_mark.h"
+#include "cni/locks.h"
 #include "common/atomic_file.h"
 #include "common/json.h"
 
@@ -62,24 +63,54 @@ TEST(CniDeviceInfo, ReportsWhetherItCreatedTheFile) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(CniParentLock, SecondHolderGetsTryAgain) {
+TEST(CniLocks, SecondHolderGetsTryAgain) {
   std::string dir = temp_dir();
-  auto held = ParentLock::acquire(dir, "eth0", 1s);
+  auto held = FileLock::parent(dir, "eth0", 1s);
   ASSERT_TRUE(held.ok()) << held.error().message();
   // flock locks belong to the open file description: a second open in this process
   // conflicts just as another process would.
-  auto second = ParentLock::acquire(dir, "eth0", 30ms);
+  auto second = FileLock::parent(dir, "eth0", 30ms);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code(), ErrorCode::kTryAgain);
   EXPECT_EQ(cni_code_for(second.error().code()), 11);
-  auto other_parent = ParentLock::acquire(dir, "eth1", 30ms);
+  auto other_parent = FileLock::parent(dir, "eth1", 30ms);
   EXPECT_TRUE(other_parent.ok());
   std::filesystem::remove_all(dir);
 }
 
-TEST(CniParentLock, RefusesAPathInTheParentName) {
-  auto r = ParentLock::acquire("/tmp", "../etc", 10ms);
+TEST(CniLocks, RefusesAPathInTheParentName) {
+  auto r = FileLock::parent("/tmp", "../etc", 10ms);
   ASSERT_FALSE(r.ok());
+}
+
+// One attachment's ADD and DEL exclude each other; another attachment (almost always
+// another stripe) does not wait. Striping keeps the folder at a fixed number of files.
+TEST(CniLocks, AttachmentLockIsPerAttachmentAndStriped) {
+  std::string dir = temp_dir();
+  const std::string mine = attachment_digest("c1", "net1");
+  auto held = FileLock::attachment(dir, mine, 1s);
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  auto again = FileLock::attachment(dir, mine, 30ms);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code(), ErrorCode::kTryAgain);
+  // The parent lock of the same name space is another file.
+  EXPECT_TRUE(FileLock::parent(dir, "net1", 30ms).ok());
+  for (int i = 0; i < 300; ++i) {
+    std::string other = attachment_digest("c" + std::to_string(i + 2), "net1");
+    if (std::stoull(other, nullptr, 16) % kAttachmentLockStripes ==
+        std::stoull(mine, nullptr, 16) % kAttachmentLockStripes) {
+      continue;
+    }
+    EXPECT_TRUE(FileLock::attachment(dir, other, 30ms).ok()) << other;
+  }
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator(dir + "/locks/attachments")) {
+    ++files;
+  }
+  EXPECT_LE(files, kAttachmentLockStripes);
+  EXPECT_FALSE(FileLock::attachment(dir, "../../x", 10ms).ok());
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -263,6 +263,31 @@ TEST_F(IpamTest, MisbehavingPluginsAreNamed) {
   EXPECT_NE(hang.error().message().find("hanging-ipam"), std::string::npos);
 }
 
+// A plugin that allocates (the real host-local does) and then prints a result we cannot
+// use: the address must go back, since no record will ever name it for a DEL.
+TEST_F(IpamTest, AnUnusableResultIsReleasedNotLeaked) {
+  write_plugin("lying-ipam", "if [ \"$CNI_COMMAND\" = ADD ]; then\n"
+                             "  /usr/lib/cni/host-local >/dev/null || exit 1\n"
+                             "  echo '{\"cniVersion\": \"1.0.0\", \"ips\": [{\"address\": "
+                             "\"10.9.71.300/24\"}]}'\n"
+                             "  exit 0\n"
+                             "fi\n"
+                             "exec /usr/lib/cni/host-local\n");
+  const std::string conf = host_local_conf("1.0.0", 71);
+  auto unusable = ipam_add(invocation(conf, "ctr-a", "lying-ipam"));
+  ASSERT_FALSE(unusable.ok());
+  EXPECT_NE(unusable.error().message().find("printed an unusable result"), std::string::npos)
+      << unusable.error().message();
+  EXPECT_NE(unusable.error().message().find("10.9.71.300/24"), std::string::npos)
+      << unusable.error().message();
+  EXPECT_FALSE(fs::exists(dir_ / "leases" / "roce-plane" / "10.9.71.5"))
+      << "the lease host-local wrote for ctr-a was released";
+  // The range has one address: another container gets it only if it was given back.
+  auto next = ipam_add(invocation(conf, "ctr-b"));
+  ASSERT_TRUE(next.ok()) << next.error().message();
+  EXPECT_EQ(next->ips.at(0).address, "10.9.71.5/24");
+}
+
 // Records what it was given; supports only 0.3.1 and 0.4.0, as an old plugin would.
 constexpr const char* kOldPlugin = R"(input=$(cat)
 if [ "$CNI_COMMAND" = VERSION ]; then

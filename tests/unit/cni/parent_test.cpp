@@ -40,6 +40,18 @@ TEST(CniParent, PciAddressInBothFormsResolvesTheSameDevice) {
   }
 }
 
+// VMD puts devices in PCI domains above 0xffff; the kernel names them with five digits.
+// The address that passes config validation (config_test) is found here too.
+TEST(CniParent, VmdDomainAddressesResolve) {
+  for (const char* pci : {"10000:01:00.0", "010000:01:00.0"}) {
+    auto pd = parent_from_pci_address(fixture(), pci);
+    ASSERT_TRUE(pd.ok()) << pci << ": " << pd.error().message();
+    EXPECT_EQ(pd->netdev, "ens9f0") << pci;
+    EXPECT_EQ(pd->pci_address, "10000:01:00.0") << pci;
+    EXPECT_TRUE(pd->rdma_device.empty());
+  }
+}
+
 TEST(CniParent, SoftRoceIsFoundThroughItsParentFileBothWays) {
   auto from_netdev = parent_from_netdev(fixture(), "eth0");
   ASSERT_TRUE(from_netdev.ok()) << from_netdev.error().message();
@@ -98,13 +110,12 @@ TEST(CniParent, PciFunctionWithoutNetdevIsNotFound) {
 
 TEST(CniParent, MalformedPciAddressesAreRefused) {
   for (const char* bad : {"3b:00", "0000:3b:00:0", "0000:3g:00.0", "0000:3b:20.0", "0000:3b:00.8",
-                          "00000:3b:00.0", "", "../../x"}) {
+                          "000:3b:00.0", "123456789:3b:00.0", "", "../../x"}) {
     auto pd = parent_from_pci_address(fixture(), bad);
     ASSERT_FALSE(pd.ok()) << bad;
     EXPECT_EQ(pd.error().code(), ErrorCode::kInvalidArgument) << bad;
     EXPECT_NE(pd.error().message().find("DDDD:BB:DD.F"), std::string::npos);
   }
-  EXPECT_EQ(*normalize_pci_address("AF:1f.7"), "0000:af:1f.7");
 }
 
 TEST(CniParent, NamesThatWouldLeaveSysfsAreRefused) {

@@ -248,5 +248,25 @@ TEST(CniAddresses, FamiliesAndPrefixes) {
   EXPECT_FALSE(is_ip_address("10.0.0.256"));
 }
 
+// The reference plugins' ConfigureIface rule for routes IPAM gives without a gateway.
+TEST(CniRoutes, ARouteWithoutGatewayTakesThatOfItsFamily) {
+  std::vector<IpConfig> ips = {{"fd00::5/64", std::string("fd00::1"), 0},
+                               {"10.9.0.5/24", std::nullopt, 0},
+                               {"10.9.1.5/24", std::string("10.9.1.1"), 0}};
+  EXPECT_EQ(with_default_gateway({"0.0.0.0/0"}, ips).gw, "10.9.1.1");
+  EXPECT_EQ(with_default_gateway({"::/0"}, ips).gw, "fd00::1");
+  Route own{"10.20.0.0/16", std::string("10.9.0.254")};
+  EXPECT_EQ(with_default_gateway(own, ips).gw, "10.9.0.254") << "a route's own gw wins";
+  Route table{"10.30.0.0/16"};
+  table.table = 100;
+  table.priority = 50;
+  Route filled = with_default_gateway(table, ips);
+  EXPECT_EQ(filled.gw, "10.9.1.1");
+  EXPECT_EQ(filled.table, 100);
+  EXPECT_EQ(filled.priority, 50);
+  EXPECT_FALSE(with_default_gateway({"0.0.0.0/0"}, {{"10.9.0.5/24", std::nullopt, 0}}).gw)
+      << "no gateway to take: the route stays on-link";
+}
+
 } // namespace
 } // namespace fabric::cni

@@ -62,6 +62,31 @@ TEST(CniState, RoundTripsEveryField) {
   EXPECT_EQ(parsed->mtu, 9000);
 }
 
+// Exclusive mode keeps what DEL restores on the NIC; a record written before those
+// fields existed reads as "nothing recorded" (DEL then falls back to the link's mark).
+TEST(CniState, ExclusiveRecordsKeepTheNicsHostMtuAndAlias) {
+  auto r = sample_record();
+  r.mode = Mode::kExclusive;
+  r.parent_mtu = 9000;
+  r.parent_alias = "uplink to tor-3";
+  std::string text = render_record(r);
+  auto parsed = parse_record(text, "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->parent_mtu, 9000);
+  EXPECT_EQ(parsed->parent_alias, "uplink to tor-3");
+
+  // A shared record has neither field; as exclusive it is what older versions wrote.
+  std::string old = render_record(sample_record());
+  const std::string shared = "\"mode\": \"shared\"";
+  ASSERT_NE(old.find(shared), std::string::npos) << old;
+  old.replace(old.find(shared), shared.size(), "\"mode\": \"exclusive\"");
+  auto legacy = parse_record(old, "test");
+  ASSERT_TRUE(legacy.ok()) << legacy.error().message() << "\n" << old;
+  EXPECT_EQ(legacy->parent_mtu, 0);
+  EXPECT_EQ(legacy->parent_alias, "");
+  EXPECT_EQ(legacy->parent_netdev, "ens1f0");
+}
+
 TEST(CniState, FilesAreRootOnlyAndRemovalIsIdempotent) {
   TempDir dir;
   StateStore store(dir.path());

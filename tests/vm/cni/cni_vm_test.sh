@@ -14,6 +14,9 @@
 #                   address and state.
 #   refusal       - exclusive mode while the RDMA netns mode is shared fails before
 #                   touching anything, naming the mode.
+#   survivor      - the virtio NIC (without rxe0) moved into a pod whose namespace is then
+#                   destroyed comes back, and DEL (with or without the record) or GC
+#                   restores its name, MTU and alias and releases its address.
 set -euo pipefail
 
 CNI=$(realpath "${1:?usage: cni_vm_test.sh FABRIC_CNI_BINARY [FABRIC_PROBE_BINARY]}")
@@ -24,6 +27,7 @@ cleanup() {
   ip netns del fkpod1 2>/dev/null || true
   ip netns del fkpod2 2>/dev/null || true
   ip netns del fkpod3 2>/dev/null || true
+  for pod in fkpod4 fkpod5 fkpod6; do ip netns del "$pod" 2>/dev/null || true; done
   rdma system set netns shared 2>/dev/null || true
   rm -rf "$WORK"
 }
@@ -188,7 +192,89 @@ else
   fail "could not switch the RDMA netns mode to exclusive: $(cat "$WORK/err")"
 fi
 
-if [[ -n $(ls -A "$WORK/state/networks/roce" 2>/dev/null) || -n $(ls -A "$WORK/state/networks/roce-x" 2>/dev/null) ]]; then
+# --- a NIC that outlives its pod --------------------------------------------------------
+# The pod's namespace is destroyed with the NIC in it: the kernel brings a physical NIC
+# back to the initial namespace (as "net1", down, addresses gone). DEL, with the record or
+# without, and GC must give it back its name, MTU and alias. A veth cannot show this (it
+# dies with its namespace); the VM's virtio NIC can. rxe refuses to change namespace on
+# this kernel, so the NIC moves without an RDMA device: rxe0 is deleted first. The lab's
+# control path is its 9p shares, not this NIC, so moving it does not cut the node off.
+NIC=${FABRIC_LAB_NETDEV:-eth0}
+rdma link del rxe0
+ip link set "$NIC" alias "lab uplink"
+mtu_before=$(cat "/sys/class/net/$NIC/mtu")
+ifindex=$(cat "/sys/class/net/$NIC/ifindex")
+for version in 1.0.0 1.1.0; do
+  cat >"$WORK/survivor-$version.json" <<JSON
+{"cniVersion": "$version", "name": "roce-s", "type": "fabric-cni", "mode": "exclusive",
+ "master": "$NIC", "mtu": 1400, "stateDir": "$WORK/state",
+ "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.78.0.0/24"}]],
+          "dataDir": "$WORK/ipam"}}
+JSON
+done
+# The name of the host link with the NIC's ifindex (the kernel keeps it when it is free).
+name_of_nic() {
+  local dev
+  for dev in /sys/class/net/*; do
+    [[ $(cat "$dev/ifindex") == "$ifindex" ]] && { echo "${dev##*/}"; return 0; }
+  done
+  return 1
+}
+returned() { name_of_nic >/dev/null; }
+# attach POD: ADD with the NIC, then the pod's namespace destroyed; waits (bounded) until
+# the kernel has brought the NIC back.
+attach_and_destroy() {
+  ip netns add "$1"
+  run_cni ADD "$1" net1 "$WORK/survivor-1.0.0.json"
+  if [[ $rc != 0 ]] || [[ $(ip netns exec "$1" cat /sys/class/net/net1/mtu) != 1400 ]]; then
+    fail "exclusive ADD of $NIC into $1: $(cat "$WORK/out" "$WORK/err")"
+    return 1
+  fi
+  [[ ${2:-} == lose-record ]] && rm "$WORK/state/networks/roce-s/vmtest-$1:net1.json"
+  ip netns del "$1"
+  for _ in $(seq 200); do returned && return 0; sleep 0.1; done
+  fail "$NIC (ifindex $ifindex) did not come back after $1's namespace was deleted"
+  return 1
+}
+# restored WHAT ALIAS: the NIC is on the host under its name, MTU and alias.
+restored() {
+  local name
+  name=$(name_of_nic || true)
+  if [[ $name == "$NIC" ]] && [[ $(cat "/sys/class/net/$NIC/mtu") == "$mtu_before" ]] &&
+     [[ $(cat "/sys/class/net/$NIC/ifalias") == "$2" ]]; then
+    pass "$1: $NIC is back with MTU $mtu_before and alias '$2'"
+  else
+    fail "$1: ifindex $ifindex is '$name', MTU $(cat "/sys/class/net/$name/mtu" 2>&1), alias '$(cat "/sys/class/net/$name/ifalias" 2>&1)'"
+  fi
+}
+leases() { ls "$WORK/ipam/roce-s" 2>/dev/null | grep -c '^10\.78\.' || true; }
+
+if attach_and_destroy fkpod4; then
+  run_cni DEL fkpod4 net1 "$WORK/survivor-1.0.0.json"
+  [[ $rc == 0 ]] || fail "DEL after the namespace was destroyed: $(cat "$WORK/out")"
+  restored "DEL with the record" "lab uplink"
+  [[ $(leases) == 0 ]] && pass "its address was released" || fail "lease left: $(ls "$WORK/ipam/roce-s")"
+fi
+if attach_and_destroy fkpod5 lose-record; then
+  run_cni DEL fkpod5 net1 "$WORK/survivor-1.0.0.json"
+  [[ $rc == 0 ]] || fail "DEL without a record: $(cat "$WORK/out")"
+  # Without a record the NIC's former alias is not known: the mark is cleared.
+  restored "DEL without a record, from the NIC's mark" ""
+  [[ $(leases) == 0 ]] && pass "its address was released" || fail "lease left: $(ls "$WORK/ipam/roce-s")"
+fi
+ip link set "$NIC" alias "lab uplink"
+if attach_and_destroy fkpod6 lose-record; then
+  jq '. + {"cni.dev/valid-attachments": []}' "$WORK/survivor-1.1.0.json" >"$WORK/gc.json"
+  rc=0
+  CNI_COMMAND=GC CNI_PATH=/usr/lib/cni "$CNI" <"$WORK/gc.json" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  [[ $rc == 0 ]] || fail "GC: $(cat "$WORK/out" "$WORK/err")"
+  restored "GC, from the NIC's mark" ""
+  run_cni DEL fkpod6 net1 "$WORK/survivor-1.0.0.json" # the runtime's DEL still releases the address
+  [[ $rc == 0 && $(leases) == 0 ]] && pass "DEL after GC released the address" || fail "DEL after GC (rc=$rc)"
+fi
+
+if [[ -n $(ls -A "$WORK/state/networks/roce" 2>/dev/null) || -n $(ls -A "$WORK/state/networks/roce-x" 2>/dev/null) ||
+      -n $(ls -A "$WORK/state/networks/roce-s" 2>/dev/null) ]]; then
   fail "state left behind: $(ls "$WORK"/state/networks/*)"
 fi
 

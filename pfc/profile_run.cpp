@@ -1,0 +1,100 @@
+#include "pfc/profile_run.h"
+
+#include <algorithm>
+
+#include "common/json.h"
+#include "pfc/apply.h"
+
+namespace fabric::pfc {
+namespace {
+
+DeviceRun run_one(ProfileCommand command, DcbDevice& device, HostKnobs& knobs,
+                  const std::string& dev, const DesiredConfig& desired) {
+  DeviceRun run;
+  run.dev = dev;
+  if (command == ProfileCommand::kApply) {
+    auto report = apply_profile(device, knobs, dev, desired);
+    if (!report.ok()) {
+      run.exit_status = exit_status_for(report.error().code());
+      run.failure = std::move(report).error();
+      return run;
+    }
+    run.report_text = render_apply_text(*report);
+    run.report_json = render_apply_json(*report);
+    if (report->dcb_write_error) {
+      run.exit_status = kExitSystem;
+    } else if (!report->fully_applied()) {
+      run.exit_status = kExitBelowThreshold;
+    }
+    return run;
+  }
+  auto plan = verify_profile(device, knobs, dev, desired);
+  if (!plan.ok()) {
+    run.exit_status = exit_status_for(plan.error().code());
+    run.failure = std::move(plan).error();
+    return run;
+  }
+  run.report_text = render_plan_text(*plan);
+  run.report_json = render_plan_json(*plan);
+  if (command == ProfileCommand::kVerify) {
+    if (auto synced = require_in_sync(*plan); !synced.ok()) {
+      run.exit_status = exit_status_for(synced.error().code());
+      run.verdict = std::move(synced).error();
+    }
+  }
+  return run;
+}
+
+} // namespace
+
+int ProfileRun::exit_status() const {
+  int worst = kExitOk;
+  for (const auto& d : devices)
+    worst = std::max(worst, d.exit_status);
+  return worst;
+}
+
+ProfileRun run_profile(ProfileCommand command, DcbDevice& device, HostKnobs& knobs,
+                       const std::vector<std::string>& devs, const DesiredConfig& desired) {
+  ProfileRun run;
+  for (const auto& dev : devs)
+    run.devices.push_back(run_one(command, device, knobs, dev, desired));
+  return run;
+}
+
+Result<std::string> render_profile_run_json(const std::string& profile_name,
+                                            const ProfileRun& run) {
+  rapidjson::Document out(rapidjson::kObjectType);
+  auto& alloc = out.GetAllocator();
+  out.AddMember("schema_version", json::kSchemaVersion, alloc);
+  out.AddMember("profile", rapidjson::Value(profile_name, alloc), alloc);
+  rapidjson::Value devices(rapidjson::kArrayType);
+  for (const auto& d : run.devices) {
+    rapidjson::Value entry(rapidjson::kObjectType);
+    if (d.failure) {
+      entry.AddMember("device", rapidjson::Value(d.dev, alloc), alloc);
+      entry.AddMember("error", rapidjson::Value(d.failure->message(), alloc), alloc);
+      rapidjson::Value hint;
+      if (!d.failure->hint().empty()) hint.SetString(d.failure->hint(), alloc);
+      entry.AddMember("hint", hint, alloc);
+    } else {
+      auto report = json::parse(d.report_json, "the report of " + d.dev);
+      if (!report.ok()) {
+        return Error(ErrorCode::kInternal, "rendering the JSON output", report.error().message());
+      }
+      entry.CopyFrom(*report, alloc);
+    }
+    devices.PushBack(entry, alloc);
+  }
+  out.AddMember("devices", devices, alloc);
+  return json::to_string(out, true) + "\n";
+}
+
+std::string render_profile_run_text(const ProfileRun& run) {
+  std::string text;
+  for (const auto& d : run.devices)
+    text += d.report_text;
+  return text;
+}
+
+} // namespace fabric::pfc

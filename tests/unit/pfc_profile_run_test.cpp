@@ -1,0 +1,95 @@
+// plan, apply and verify over several devices (pfc/profile_run.h) against the fake DCB
+// device: every device named appears in the JSON output, with its report or its error.
+#include <gtest/gtest.h>
+
+#include "common/json.h"
+#include "pfc/profile_run.h"
+#include "tests/unit/fake_dcb_device.h"
+
+namespace fabric::pfc {
+namespace {
+
+// Only DCB parts: no host knobs, so a device with DCB can be fully applied here.
+DesiredConfig lossless_priority_3() {
+  DesiredConfig d;
+  d.pfc_en = 1 << 3;
+  return d;
+}
+
+struct Rig {
+  Rig() {
+    device.add("eth2", mlx5_defaults());
+    device.add_without_dcb("veth0");
+  }
+  FakeDcbDevice device;
+  HostKnobs knobs{"/nonexistent-root"};
+  std::vector<std::string> devs{"eth2", "eth9", "veth0"};
+};
+
+TEST(PfcProfileRun, AFailedDeviceAppearsWithItsError) {
+  for (auto command : {ProfileCommand::kPlan, ProfileCommand::kApply, ProfileCommand::kVerify}) {
+    SCOPED_TRACE(static_cast<int>(command));
+    Rig rig;
+    ProfileRun run = run_profile(command, rig.device, rig.knobs, rig.devs, lossless_priority_3());
+    ASSERT_EQ(run.devices.size(), 3u);
+    EXPECT_EQ(run.devices[1].exit_status, 2) << "ENODEV";
+    EXPECT_EQ(run.devices[2].exit_status, 4) << "no DCB";
+    EXPECT_EQ(run.exit_status(), 4);
+
+    auto text = render_profile_run_json("roce", run);
+    ASSERT_TRUE(text.ok()) << text.error().message();
+    auto doc = json::parse(*text, "output");
+    ASSERT_TRUE(doc.ok()) << doc.error().message();
+    EXPECT_EQ((*doc)["schema_version"].GetInt(), 1);
+    EXPECT_EQ(std::string((*doc)["profile"].GetString()), "roce");
+    const auto& devices = (*doc)["devices"];
+    ASSERT_EQ(devices.Size(), 3u) << *text;
+    EXPECT_EQ(std::string(devices[0]["device"].GetString()), "eth2");
+    EXPECT_FALSE(devices[0].HasMember("error"));
+    EXPECT_EQ(std::string(devices[1]["device"].GetString()), "eth9");
+    EXPECT_NE(std::string(devices[1]["error"].GetString()).find("No such device"),
+              std::string::npos)
+        << *text;
+    EXPECT_EQ(std::string(devices[2]["device"].GetString()), "veth0");
+    EXPECT_NE(std::string(devices[2]["error"].GetString()).find("does not support DCB"),
+              std::string::npos)
+        << *text;
+    EXPECT_TRUE(devices[2]["hint"].IsString()) << "the hint says which drivers have DCB";
+  }
+}
+
+TEST(PfcProfileRun, ApplyThenVerifyOfTheGoodDevice) {
+  Rig rig;
+  std::vector<std::string> one{"eth2"};
+  auto applied =
+      run_profile(ProfileCommand::kApply, rig.device, rig.knobs, one, lossless_priority_3());
+  EXPECT_EQ(applied.exit_status(), 0) << applied.devices[0].report_text;
+  EXPECT_EQ(rig.device.state("eth2").pfc->pfc_en, 8);
+  auto verified =
+      run_profile(ProfileCommand::kVerify, rig.device, rig.knobs, one, lossless_priority_3());
+  EXPECT_EQ(verified.exit_status(), 0);
+  EXPECT_FALSE(verified.devices[0].verdict);
+  rig.device.state("eth2").pfc->pfc_en = 0; // drift
+  auto drifted =
+      run_profile(ProfileCommand::kVerify, rig.device, rig.knobs, one, lossless_priority_3());
+  EXPECT_EQ(drifted.exit_status(), 3);
+  ASSERT_TRUE(drifted.devices[0].verdict);
+  EXPECT_NE(drifted.devices[0].verdict->message().find("pfc.prio_pfc"), std::string::npos);
+}
+
+// A report that is not JSON is a bug to report, not a null in the output.
+TEST(PfcProfileRun, AnUnparsableReportIsAnError) {
+  ProfileRun run;
+  DeviceRun broken;
+  broken.dev = "eth2";
+  broken.report_json = "{\"device\": \"eth2\", ";
+  run.devices.push_back(broken);
+  auto text = render_profile_run_json("roce", run);
+  ASSERT_FALSE(text.ok()) << *text;
+  EXPECT_EQ(text.error().code(), ErrorCode::kInternal);
+  EXPECT_NE(text.error().message().find("the report of eth2"), std::string::npos)
+      << text.error().message();
+}
+
+} // namespace
+} // namespace fabric::pfc
