@@ -219,8 +219,13 @@ Result<PciFunction> read_pci_function(const SysfsReader& sysfs, const PciAddress
   FABRIC_ASSIGN_OR_RETURN(f.class_code, read_hex(sysfs, dir + "/class"));
   FABRIC_ASSIGN_OR_RETURN(f.vendor, read_hex(sysfs, dir + "/vendor"));
   FABRIC_ASSIGN_OR_RETURN(f.device, read_hex(sysfs, dir + "/device"));
-  if (sysfs.exists(dir + "/driver")) {
-    FABRIC_ASSIGN_OR_RETURN(f.driver, sysfs.link_name(dir + "/driver"));
+  // Only the link's last component names the driver: its target need not be readable
+  // (a sysfs copy, a driver unbinding while we look), and no link means no driver bound.
+  auto driver = sysfs.link_name(dir + "/driver");
+  if (driver.ok()) {
+    f.driver = std::move(*driver);
+  } else if (driver.error().code() != ErrorCode::kNotFound) {
+    return driver.error();
   }
   return f;
 }
