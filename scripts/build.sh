@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # build.sh - configure and build one fabrickit tree.
-#   scripts/build.sh [release|asan]    (default: release)
+#   scripts/build.sh [release|asan] [TARGET...]    (default: release, every target)
 # Trees live in build/<flavour> (override the parent with FABRIC_BUILD_ROOT). Prints the
 # tree's path on stdout; the build's own output goes to stderr.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 flavour=${1:-release}
+shift || true
+targets=()
+(($#)) && targets=(--target "$@")
 root=${FABRIC_BUILD_ROOT:-$REPO/build}
 dir=$root/$flavour
 
@@ -22,5 +25,5 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 if [[ ! -f $dir/CMakeCache.txt ]]; then
   cmake -S "$REPO" -B "$dir" "${generator[@]}" -DFABRIC_WERROR=ON "${flags[@]}" >&2
 fi
-cmake --build "$dir" --parallel "$(nproc)" >&2
+cmake --build "$dir" --parallel "$(nproc)" "${targets[@]}" >&2
 echo "$dir"

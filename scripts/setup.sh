@@ -18,8 +18,9 @@ BUILD_PACKAGES=(
 )
 # Tests on the host: namespaces, veth, the tools the netns tier drives, jq for the demo,
 # the reference CNI plugins (host-local and static IPAM, macvlan as the benchmark's peer),
-# iperf3 as the TCP probe's peer, and clang for the CNI parsers' libFuzzer target.
-HOST_TEST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iperf3 clang)
+# iperf3 as the TCP probe's peer, clang for the CNI parsers' libFuzzer target, and
+# chromium, headless, to check that the demo's report renders.
+HOST_TEST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iperf3 clang chromium)
 # The soft-RoCE lab (scripts/lab.sh): a Debian kernel that ships rdma_rxe, QEMU, the
 # initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer).
 LAB_PACKAGES=(
