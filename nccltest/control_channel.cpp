@@ -577,7 +577,7 @@ void ControlClient::serve() {
     }
     changed_.notify_all();
     if (!expected && handler) {
-      handler(kExitHang, "lost the control connection to rank 0 (" + problem + ")");
+      handler(kExitSystem, "lost the control connection to rank 0 (" + problem + ")");
     }
     return;
   }

@@ -35,14 +35,15 @@ std::chrono::milliseconds exchange_timeout(const Options& o) {
 
 struct LocalChoice {
   BackendKind backend;
-  std::string reason;
+  std::string reason;     // for the header
+  std::string gpu_reason; // what the GPU probe said, when it was asked
 };
 
 LocalChoice choose_locally(const Options& o) {
-  if (o.backend) return {*o.backend, "chosen with --backend"};
+  if (o.backend) return {*o.backend, "chosen with --backend", ""};
   nccl::Availability gpu = nccl::probe();
-  if (gpu.usable) return {BackendKind::kNccl, "default: " + gpu.reason};
-  return {BackendKind::kMpi, "default: " + gpu.reason};
+  return {gpu.usable ? BackendKind::kNccl : BackendKind::kMpi, "the default here: " + gpu.reason,
+          gpu.reason};
 }
 
 Result<std::unique_ptr<Group>> open_group(Session& s, const LocalChoice& local, int* argc,
@@ -169,7 +170,8 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
     shared_error = true;
     return Error(ErrorCode::kInvalidArgument, "--backend mpi",
                  "the mpi backend needs mpirun, but this rank was started without it (" +
-                     s.launch.evidence + ")" + (o.backend ? "" : "; and " + local.reason.substr(9)))
+                     s.launch.evidence + ")" +
+                     (o.backend ? "" : ", and " + local.gpu_reason + " for the nccl backend"))
         .with_hint("start the ranks with mpirun, or run the nccl backend on GPU nodes");
   }
   const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(

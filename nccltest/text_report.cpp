@@ -102,8 +102,8 @@ std::string render_text_header(const RunHeader& h) {
       h.timeout_s > 0 ? "watchdog " + fixed_g(h.timeout_s) + " s per phase" : "no watchdog (-T 0)";
   std::string launched =
       h.launcher == "single process" ? "started alone" : "launched by " + h.launcher;
-  out += "# fabric-nccltest: backend " + h.backend + " (" + h.backend_reason + "), " + nodes +
-         ", " + launched + ", " + watchdog + "\n";
+  out += "# fabric-nccltest: backend " + h.backend + ", " + h.backend_reason + "; " + nodes + ", " +
+         launched + "; " + watchdog + "\n";
   for (const std::string& note : h.notes)
     out += "# " + note + "\n";
   out += "#\n# Using devices\n";
@@ -148,7 +148,7 @@ std::string render_text_footer(const RunFooter& f, const std::string& program) {
                 verdict.c_str());
   if (f.line_rate.ceiling_gbytes) {
     double ceiling = *f.line_rate.ceiling_gbytes;
-    out += format("# %-20s : %s GB/s per rank (%s); avg busbw is %s %% of it\n",
+    out += format("# %-20s : %s GB/s busbw (%s); avg busbw is %s %% of it\n",
                   "Line-rate ceiling", fixed_g(ceiling).c_str(), f.line_rate.basis.c_str(),
                   fixed_g(ceiling > 0 ? 100.0 * f.avg_busbw / ceiling : 0).c_str());
   } else {

@@ -42,9 +42,11 @@ first_row_us() {
 for ((round = 0; round < ROUNDS; round++)); do
   # Bandwidth: the bare loop, then fabric-nccltest (out-of-place columns, no data check,
   # one untimed call per size as both do).
-  "${launch[@]}" "$BARE" 8 "$MAX_BYTES" "$ITERS" 1 | awk -v r="$round" '{ print r, $1, $3 }' >>"$WORK/bare"
+  # Both report the time per call (us); busbw is computed here from it, with the same
+  # formula, so that the table's two decimals of GB/s do not hide small sizes.
+  "${launch[@]}" "$BARE" 8 "$MAX_BYTES" "$ITERS" 1 | awk -v r="$round" '{ print r, $1, $2 }' >>"$WORK/bare"
   "${launch[@]}" "$NCCLTEST" --backend mpi -b 8 -e "$MAX_BYTES" -f 2 -n "$ITERS" -w 0 -c 0 |
-    awk -v r="$round" '!/^#/ && NF == 13 { print r, $1, $8 }' >>"$WORK/nccltest"
+    awk -v r="$round" '!/^#/ && NF == 13 { print r, $1, $6 }' >>"$WORK/nccltest"
   first_row_us "${launch[@]}" "$BARE" 8 8 1 0 >>"$WORK/bare.start"
   first_row_us "${launch[@]}" "$NCCLTEST" --backend mpi -b 8 -e 8 -n 1 -w 0 -c 0 >>"$WORK/nccltest.start"
 done
@@ -53,12 +55,14 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 printf 'fabric-nccltest (mpi backend) against a bare MPI_Allreduce loop: %d ranks, float sum,\n' "$RANKS"
 printf '%d iterations per size, median of %d alternating rounds; load average %s\n' \
   "$ITERS" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%12s  %12s  %12s  %7s\n' "size (B)" "bare GB/s" "nccltest GB/s" "ratio"
+printf '%12s  %10s  %12s  %10s  %12s  %7s\n' "size (B)" "bare us" "bare GB/s" "nccltest us" "nccltest GB/s" "ratio"
 for size in $(awk '{ print $2 }' "$WORK/bare" | sort -un); do
   b=$(awk -v s="$size" '$2 == s { print $3 }' "$WORK/bare" | median)
   n=$(awk -v s="$size" '$2 == s { print $3 }' "$WORK/nccltest" | median)
-  awk -v s="$size" -v b="$b" -v n="$n" 'BEGIN { printf "%12d  %12.4f  %12.4f  %7.3f\n", s, b, n, (b > 0 ? n / b : 0) }'
-  awk -v b="$b" -v n="$n" 'BEGIN { if (b > 0) print log(n / b) }' >>"$WORK/logratio"
+  awk -v s="$size" -v b="$b" -v n="$n" -v r="$RANKS" 'BEGIN {
+    f = 2 * (r - 1) / r  # all_reduce busbw factor
+    printf "%12d  %10.2f  %12.4f  %10.2f  %12.4f  %7.3f\n", s, b, s / b / 1e3 * f, n, s / n / 1e3 * f, b / n }'
+  awk -v b="$b" -v n="$n" 'BEGIN { if (b > 0 && n > 0) print log(b / n) }' >>"$WORK/logratio"
 done
 bs=$(median <"$WORK/bare.start")
 ns=$(median <"$WORK/nccltest.start")

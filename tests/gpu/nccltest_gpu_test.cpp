@@ -54,7 +54,7 @@ TEST_P(NcclOnEveryGpu, EveryTypeAndOpChecksClean) {
   testing::ParsedRun parsed = testing::parse_fixed_13(r->stdout_text);
   EXPECT_FALSE(parsed.rows.empty());
   EXPECT_EQ(parsed.out_of_bounds, 0);
-  EXPECT_NE(r->stdout_text.find("# fabric-nccltest: backend nccl ("), std::string::npos);
+  EXPECT_NE(r->stdout_text.find("# fabric-nccltest: backend nccl, "), std::string::npos);
   EXPECT_NE(r->stdout_text.find("# Transport: "), std::string::npos);
 }
 

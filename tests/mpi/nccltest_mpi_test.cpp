@@ -76,7 +76,7 @@ TEST_P(EveryCollective, EveryTypeAndOpChecksClean) {
   EXPECT_EQ(parsed.out_of_bounds, 0);
   EXPECT_EQ(parsed.out_of_bounds_verdict, "OK");
   EXPECT_NE(r.out.find("# Collective test starting: " + c + "_perf"), std::string::npos);
-  EXPECT_NE(r.out.find("4 ranks on 1 node, launched by mpirun"), std::string::npos);
+  EXPECT_NE(r.out.find("4 ranks on 1 node, launched by mpirun;"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(NcclTestMpi, EveryCollective,
@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(NcclTestMpi, EveryCollective,
 TEST(NcclTestMpi, HeaderNamesTheBackendAndEveryRank) {
   MpiRun r = mpirun(4, {"-b", "1K", "-e", "4K", "-f", "2", "-n", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("# fabric-nccltest: backend mpi ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# fabric-nccltest: backend mpi, "), std::string::npos) << r.out;
   for (int rank = 0; rank < 4; ++rank) {
     char prefix[32];
     std::snprintf(prefix, sizeof prefix, "#  Rank %2d Group  0 Pid ", rank);

@@ -55,7 +55,7 @@ RunHeader header_like_fixture() {
   h.iters = 20;
   h.check_iters = 1;
   h.backend = "nccl";
-  h.backend_reason = "default: 8 CUDA devices visible";
+  h.backend_reason = "the default here: 8 CUDA devices visible";
   h.launcher = "mpirun";
   const char* buses[] = {"18", "2a", "3a", "5d", "9a", "ab", "ba", "db"};
   for (int i = 0; i < 8; ++i) {
@@ -95,7 +95,7 @@ TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
   EXPECT_EQ(ours[0], theirs[0]);
   EXPECT_EQ(ours[1], theirs[1]);
   EXPECT_EQ(ours[2].substr(0, 18), theirs[2].substr(0, 18)); // nGpus differs: 1 per rank here
-  EXPECT_EQ(ours[3].rfind("# fabric-nccltest: backend nccl (", 0), 0u) << ours[3];
+  EXPECT_EQ(ours[3].rfind("# fabric-nccltest: backend nccl, ", 0), 0u) << ours[3];
   for (std::size_t i = 0; i < 8; ++i)
     EXPECT_EQ(ours[ours.size() - 12 + i], theirs[5 + i]);
   for (std::size_t i = 0; i < 4; ++i) {
