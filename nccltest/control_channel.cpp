@@ -18,6 +18,7 @@ constexpr auto kHelloTimeout = 10s; // a connection must introduce itself within
 constexpr auto kFrameTimeout = 10s; // the rest of a frame once its first byte arrived
 constexpr auto kSendTimeout = 10s;
 constexpr auto kPollInterval = 200ms; // how often the I/O threads look at their stop flag
+constexpr std::size_t kMaxPendingExchanges = 64;
 
 std::string frame(json::Writer& w) {
   std::string s = w.str();
@@ -306,8 +307,15 @@ void ControlServer::handle_frame(Peer& peer, const std::string& text) {
     if (!bytes.ok()) return drop(peer, bytes.error().message());
     {
       std::lock_guard lock(mutex_);
-      gathered_[*seq][peer.rank] = std::move(*bytes);
+      // Exchanges complete one at a time; a peer far ahead of rank 0 is not following the
+      // protocol, and must not make rank 0 keep its data without bound.
+      if (gathered_.size() > kMaxPendingExchanges && gathered_.count(*seq) == 0) {
+        bytes = Error(ErrorCode::kDecode, "gather", "too many exchanges pending");
+      } else {
+        gathered_[*seq][peer.rank] = std::move(*bytes);
+      }
     }
+    if (!bytes.ok()) return drop(peer, bytes.error().message());
     changed_.notify_all();
   } else if (*type == "beat") {
     auto beat = parse_beat(doc);

@@ -8,6 +8,7 @@
 #include "common/build_info.h"
 #include "common/json.h"
 #include "nccltest/outputs.h"
+#include "nccltest/rank_info.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -77,22 +78,7 @@ void fabric_ranks(json::Writer& w, const RunHeader& h) {
   w.key("ranks").begin_array();
   for (const RankInfo& r : h.ranks) {
     w.begin_object();
-    w.field("rank", r.rank).field("host", r.host).field("pid", r.pid);
-    w.field("local_rank", r.local_rank).field("device", r.device);
-    w.field("pci_bus_id", r.pci_bus_id).field("device_name", r.device_name);
-    w.key("nic");
-    if (r.nic) {
-      w.begin_object().field("name", r.nic->name).field("source", r.nic->source);
-      w.field("gbps", r.nic->gbps).end_object();
-    } else {
-      w.null();
-    }
-    w.key("topology");
-    if (r.topology) {
-      w.value(*r.topology);
-    } else {
-      w.null();
-    }
+    write_rank_info_fields(w, r);
     w.end_object();
   }
   w.end_array();

@@ -14,7 +14,7 @@ namespace fabric::nccltest {
 namespace {
 
 constexpr double kWidth = 900, kHeight = 520;
-constexpr double kLeft = 80, kRight = 200, kTop = 50, kBottom = 70;
+constexpr double kLeft = 90, kRight = 200, kTop = 50, kBottom = 70;
 
 // A coordinate with `decimals` decimals.
 std::string fmt(double a, int decimals = 1) {
@@ -70,8 +70,18 @@ std::string render_busbw_plot(const RunRecord& r) {
     first = false;
   }
   const auto& ceiling = r.footer.line_rate.ceiling_gbytes;
-  double top = std::max(max_bw, ceiling.value_or(0)) * 1.1;
-  if (top <= 0) top = 1;
+  // A round step for the bandwidth axis (1, 2, 2.5 or 5 times a power of ten), about five
+  // of them, and the top at a whole step above the highest value.
+  const double highest = std::max(max_bw, ceiling.value_or(0));
+  double step_bw = 1;
+  if (highest > 0) {
+    const double raw = highest / 5;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    const double residual = raw / magnitude;
+    step_bw = magnitude * (residual <= 1 ? 1 : residual <= 2 ? 2 : residual <= 2.5 ? 2.5 : residual <= 5 ? 5 : 10);
+  }
+  const int steps = highest > 0 ? static_cast<int>(std::floor(highest / step_bw)) + 1 : 5;
+  const double top = step_bw * steps;
   const double lx0 = std::log2(std::max(min_size, 1.0));
   double lx1 = std::log2(std::max(max_size, 1.0));
   if (lx1 <= lx0) lx1 = lx0 + 1;
@@ -94,7 +104,7 @@ std::string render_busbw_plot(const RunRecord& r) {
   s += "<line x1=\"" + fmt(kLeft) + "\" y1=\"" + fmt(kTop) + "\" x2=\"" + fmt(kLeft) + "\" y2=\"" +
        fmt(kTop + ph) + "\"/>\n</g>\n";
   const int span = static_cast<int>(std::ceil(lx1 - lx0));
-  const int step = std::max(1, span / 10);
+  const int step = std::max(1, (span + 7) / 8); // at most about eight size labels
   for (int e = static_cast<int>(std::ceil(lx0)); e <= static_cast<int>(std::floor(lx1));
        e += step) {
     double x = x_of(std::ldexp(1.0, e));
@@ -103,8 +113,8 @@ std::string render_busbw_plot(const RunRecord& r) {
     s += "<text x=\"" + fmt(x) + "\" y=\"" + fmt(kTop + ph + 18) + "\" text-anchor=\"middle\">" +
          escape(units::format_size(uint64_t{1} << e)) + "</text>\n";
   }
-  for (int i = 0; i <= 5; ++i) {
-    double bw = top * i / 5, y = y_of(bw);
+  for (int i = 0; i <= steps; ++i) {
+    double bw = step_bw * i, y = y_of(bw);
     s += "<line x1=\"" + fmt(kLeft) + "\" y1=\"" + fmt(y) + "\" x2=\"" + fmt(kLeft + pw) +
          "\" y2=\"" + fmt(y) + "\" stroke=\"#eee\"/>\n";
     s += "<text x=\"" + fmt(kLeft - 8) + "\" y=\"" + fmt(y + 4) + "\" text-anchor=\"end\">" +
@@ -112,7 +122,7 @@ std::string render_busbw_plot(const RunRecord& r) {
   }
   s += "<text x=\"" + fmt(kLeft + pw / 2) + "\" y=\"" + fmt(kHeight - 20) +
        "\" text-anchor=\"middle\">message size (log scale)</text>\n";
-  s += "<text transform=\"translate(20," + fmt(kTop + ph / 2) +
+  s += "<text transform=\"translate(16," + fmt(kTop + ph / 2) +
        ") rotate(-90)\" text-anchor=\"middle\">busbw (GB/s)</text>\n";
   if (ceiling) {
     double y = y_of(*ceiling);

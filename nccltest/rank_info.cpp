@@ -40,20 +40,10 @@ std::optional<uint64_t> mem_available(const std::string& meminfo) {
   return std::nullopt;
 }
 
-std::string encode_rank_facts(const RankFacts& f) {
-  json::Writer w(false);
-  const RankInfo& r = f.info;
-  w.begin_object();
-  w.field("rank", r.rank).field("pid", r.pid).field("host", r.host).field("device", r.device);
+void write_rank_info_fields(json::Writer& w, const RankInfo& r) {
+  w.field("rank", r.rank).field("host", r.host).field("pid", r.pid);
+  w.field("local_rank", r.local_rank).field("device", r.device);
   w.field("pci_bus_id", r.pci_bus_id).field("device_name", r.device_name);
-  w.field("host_id", f.host_id).field("backend_choice", f.backend_choice);
-  w.field("backend_reason", f.backend_reason);
-  w.key("free_memory");
-  if (f.free_memory) {
-    w.value(*f.free_memory);
-  } else {
-    w.null();
-  }
   w.key("nic");
   if (r.nic) {
     w.begin_object().field("name", r.nic->name).field("source", r.nic->source);
@@ -61,6 +51,15 @@ std::string encode_rank_facts(const RankFacts& f) {
   } else {
     w.null();
   }
+  w.field("topology", r.topology);
+}
+
+std::string encode_rank_facts(const RankFacts& f) {
+  json::Writer w(false);
+  w.begin_object();
+  write_rank_info_fields(w, f.info);
+  w.field("host_id", f.host_id).field("backend_choice", f.backend_choice);
+  w.field("backend_reason", f.backend_reason).field("free_memory", f.free_memory);
   w.end_object();
   return w.str();
 }
@@ -85,6 +84,8 @@ Result<RankFacts> decode_rank_facts(const std::string& text) {
   FABRIC_ASSIGN_OR_RETURN(f.host_id, json::get_string(doc, "", "host_id"));
   FABRIC_ASSIGN_OR_RETURN(f.backend_choice, json::get_string(doc, "", "backend_choice"));
   FABRIC_ASSIGN_OR_RETURN(f.backend_reason, json::get_string(doc, "", "backend_reason"));
+  if (doc.HasMember("topology") && doc["topology"].IsString())
+    r.topology = doc["topology"].GetString();
   if (doc.HasMember("free_memory") && doc["free_memory"].IsUint64()) {
     f.free_memory = doc["free_memory"].GetUint64();
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "common/result.h"
 #include "nccltest/options.h"
 #include "nccltest/report.h"
@@ -21,6 +22,10 @@ struct RankFacts {
   std::string backend_choice;          // what this rank would pick on its own ("nccl"/"mpi")
   std::string backend_reason;
 };
+
+// A rank's fields as the JSON report and the exchange between ranks write them (inside an
+// object): rank, host, pid, local_rank, device, pci_bus_id, device_name, nic, topology.
+void write_rank_info_fields(json::Writer& w, const RankInfo& r);
 
 std::string encode_rank_facts(const RankFacts& facts);
 Result<RankFacts> decode_rank_facts(const std::string& text);

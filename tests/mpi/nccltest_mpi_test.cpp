@@ -207,6 +207,19 @@ TEST(NcclTestMpi, AThresholdTheRunMissesExits3) {
   EXPECT_NE(r.out.find("N/A"), std::string::npos); // -c 0: nothing checked
 }
 
+TEST(NcclTestMpi, StartedAloneTheMpiBackendRunsOneRank) {
+  SubprocessOptions options;
+  options.timeout = 60s;
+  auto r = run_subprocess(
+      {FABRIC_NCCLTEST_BINARY, "--backend", "mpi", "-b", "8", "-e", "64", "-f", "8", "-n", "2"},
+      options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_status, 0) << r->stderr_text;
+  EXPECT_NE(r->stdout_text.find("1 rank on 1 node, started alone"), std::string::npos)
+      << r->stdout_text;
+  EXPECT_EQ(testing::parse_fixed_13(r->stdout_text).rows.size(), 2u);
+}
+
 TEST(NcclTestMpi, AnErrorEveryRankMeetsIsPrintedOnce) {
   MpiRun r = mpirun(4, {"--collective", "broadcast", "-r", "7", "-b", "8", "-e", "8"});
   EXPECT_EQ(r.status, 1) << r.out << r.err;

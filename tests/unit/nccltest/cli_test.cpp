@@ -2,7 +2,11 @@
 // exit 1 (printed by rank 0 only), misstarts are explained, a missing GPU is "no CUDA device".
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "common/subprocess.h"
+#include "probes/tcp_socket.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -70,6 +74,38 @@ TEST(NcclTestCli, RendezvousMisstartsAreExplained) {
       run({"-b", "8", "-e", "8"}, {{"FABRIC_NCCLTEST_FAULT", "explode=1"}});
   EXPECT_EQ(bad_fault.exit_status, 1);
   EXPECT_NE(bad_fault.stderr_text.find("FABRIC_NCCLTEST_FAULT"), std::string::npos);
+}
+
+// Two binaries meet through the rendezvous (a fork each, so that both run at once), then
+// both stop at the first thing the rendezvous cannot give them here: a GPU.
+TEST(NcclTestCli, TwoRanksMeetWithoutMpiThenSayNoCudaDevice) {
+  auto listener = probes::listen_tcp("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  const std::string port = std::to_string(*probes::bound_port(listener->get()));
+  listener->reset();
+  std::vector<pid_t> pids;
+  for (const char* rank : {"1", "0"}) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      SubprocessResult r =
+          run({"--backend", "nccl", "-b", "8", "-e", "8", "--rendezvous-timeout", "30"},
+              {{"RANK", rank},
+               {"WORLD_SIZE", "2"},
+               {"MASTER_ADDR", "127.0.0.1"},
+               {"MASTER_PORT", port}});
+      const bool met_and_refused = r.stderr_text.find("no CUDA device") != std::string::npos &&
+                                   r.stderr_text.find("did not join") == std::string::npos;
+      ::_exit(r.exit_status == 4 && met_and_refused ? 0 : 10 + r.exit_status);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "a rank did not meet the other, or did not stop at the GPU";
+  }
 }
 
 TEST(NcclTestCli, TheNcclBackendWithoutAGpuSaysNoCudaDevice) {

@@ -50,6 +50,25 @@ inline void parse_footer(const std::string& line, ParsedRun& run) {
   }
 }
 
+// The 13 fields in nccl-tests' order.
+inline ParsedRow row_of(const std::vector<std::string>& t) {
+  ParsedRow r;
+  r.size = std::stoll(t[0]);
+  r.count = std::stoll(t[1]);
+  r.type = t[2];
+  r.redop = t[3];
+  r.root = std::stoi(t[4]);
+  r.oop_time = std::stod(t[5]);
+  r.oop_algbw = std::stod(t[6]);
+  r.oop_busbw = std::stod(t[7]);
+  r.oop_wrong = t[8];
+  r.ip_time = std::stod(t[9]);
+  r.ip_algbw = std::stod(t[10]);
+  r.ip_busbw = std::stod(t[11]);
+  r.ip_wrong = t[12];
+  return r;
+}
+
 // Any non-comment line with exactly 13 tokens is a result row.
 inline ParsedRun parse_fixed_13(const std::string& text) {
   ParsedRun run;
@@ -62,21 +81,7 @@ inline ParsedRun parse_fixed_13(const std::string& text) {
     }
     auto t = tokens(line);
     if (t.size() != 13) continue;
-    ParsedRow r;
-    r.size = std::stoll(t[0]);
-    r.count = std::stoll(t[1]);
-    r.type = t[2];
-    r.redop = t[3];
-    r.root = std::stoi(t[4]);
-    r.oop_time = std::stod(t[5]);
-    r.oop_algbw = std::stod(t[6]);
-    r.oop_busbw = std::stod(t[7]);
-    r.oop_wrong = t[8];
-    r.ip_time = std::stod(t[9]);
-    r.ip_algbw = std::stod(t[10]);
-    r.ip_busbw = std::stod(t[11]);
-    r.ip_wrong = t[12];
-    run.rows.push_back(r);
+    run.rows.push_back(row_of(t));
   }
   return run;
 }
@@ -117,21 +122,15 @@ inline std::optional<ParsedRun> parse_header_driven(const std::string& text) {
       }
       return columns.size();
     };
-    ParsedRow r;
-    r.size = std::stoll(t.at(index("size", 0)));
-    r.count = std::stoll(t.at(index("count", 0)));
-    r.type = t.at(index("type", 0));
-    r.redop = t.at(index("redop", 0));
-    r.root = std::stoi(t.at(index("root", 0)));
-    r.oop_time = std::stod(t.at(index("time", 0)));
-    r.oop_algbw = std::stod(t.at(index("algbw", 0)));
-    r.oop_busbw = std::stod(t.at(index("busbw", 0)));
-    r.oop_wrong = t.at(index("#wrong", 0));
-    r.ip_time = std::stod(t.at(index("time", 1)));
-    r.ip_algbw = std::stod(t.at(index("algbw", 1)));
-    r.ip_busbw = std::stod(t.at(index("busbw", 1)));
-    r.ip_wrong = t.at(index("#wrong", 1));
-    run.rows.push_back(r);
+    // The fields by column name, in row_of's order.
+    const std::pair<const char*, int> order[] = {
+        {"size", 0},  {"count", 0}, {"type", 0},  {"redop", 0},  {"root", 0},
+        {"time", 0},  {"algbw", 0}, {"busbw", 0}, {"#wrong", 0}, {"time", 1},
+        {"algbw", 1}, {"busbw", 1}, {"#wrong", 1}};
+    std::vector<std::string> fields;
+    for (const auto& [name, nth] : order)
+      fields.push_back(t.at(index(name, nth)));
+    run.rows.push_back(row_of(fields));
   }
   if (columns.empty()) return std::nullopt;
   return run;
@@ -147,21 +146,10 @@ inline ParsedRun parse_regex(const std::string& text) {
   while (std::getline(lines, line)) {
     std::smatch m;
     if (std::regex_match(line, m, row)) {
-      ParsedRow r;
-      r.size = std::stoll(m[1]);
-      r.count = std::stoll(m[2]);
-      r.type = m[3];
-      r.redop = m[4];
-      r.root = std::stoi(m[5]);
-      r.oop_time = std::stod(m[6]);
-      r.oop_algbw = std::stod(m[7]);
-      r.oop_busbw = std::stod(m[8]);
-      r.oop_wrong = m[9];
-      r.ip_time = std::stod(m[10]);
-      r.ip_algbw = std::stod(m[11]);
-      r.ip_busbw = std::stod(m[12]);
-      r.ip_wrong = m[13];
-      run.rows.push_back(r);
+      std::vector<std::string> fields;
+      for (std::size_t i = 1; i < m.size(); ++i)
+        fields.push_back(m[i]);
+      run.rows.push_back(row_of(fields));
     } else {
       parse_footer(line, run);
     }
