@@ -15,6 +15,8 @@ RANKS=${2:-4}
 MAX_BYTES=${3:-67108864}
 ITERS=${4:-20}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib/nccltest_compare.sh
+. "$ROOT/scripts/bench/lib/nccltest_compare.sh"
 BUILD=${FABRIC_BUILD:-$ROOT/build/release}
 NCCLTEST=$BUILD/nccltest/fabric-nccltest
 BARE=$BUILD/tests/fabric_bench_bare_mpi_allreduce
@@ -51,22 +53,12 @@ for ((round = 0; round < ROUNDS; round++)); do
   first_row_us "${launch[@]}" "$NCCLTEST" --backend mpi -b 8 -e 8 -n 1 -w 0 -c 0 >>"$WORK/nccltest.start"
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf 'fabric-nccltest (mpi backend) against a bare MPI_Allreduce loop: %d ranks, float sum,\n' "$RANKS"
 printf '%d iterations per size, median of %d alternating rounds; load average %s\n' \
   "$ITERS" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%12s  %10s  %12s  %10s  %12s  %7s\n' "size (B)" "bare us" "bare GB/s" "nccltest us" "nccltest GB/s" "ratio"
-for size in $(awk '{ print $2 }' "$WORK/bare" | sort -un); do
-  b=$(awk -v s="$size" '$2 == s { print $3 }' "$WORK/bare" | median)
-  n=$(awk -v s="$size" '$2 == s { print $3 }' "$WORK/nccltest" | median)
-  awk -v s="$size" -v b="$b" -v n="$n" -v r="$RANKS" 'BEGIN {
-    f = 2 * (r - 1) / r  # all_reduce busbw factor
-    printf "%12d  %10.2f  %12.4f  %10.2f  %12.4f  %7.3f\n", s, b, s / b / 1e3 * f, n, s / n / 1e3 * f, b / n }'
-  awk -v b="$b" -v n="$n" 'BEGIN { if (b > 0 && n > 0) print log(b / n) }' >>"$WORK/logratio"
-done
+summarize_allreduce "$WORK" "$RANKS"
 bs=$(median <"$WORK/bare.start")
 ns=$(median <"$WORK/nccltest.start")
-awk -v lr="$(awk '{ s += $1 } END { print s / NR }' "$WORK/logratio")" -v bs="$bs" -v ns="$ns" -v r="$RANKS" 'BEGIN {
-  printf "busbw ratio nccltest/bare, geometric mean over sizes: %.3f\n", exp(lr)
+awk -v bs="$bs" -v ns="$ns" -v r="$RANKS" 'BEGIN {
   printf "start-up to the first timed iteration, %d ranks: bare %.1f ms, nccltest %.1f ms, ratio %.2f\n", r, bs / 1e3, ns / 1e3, ns / bs
 }'

@@ -11,6 +11,8 @@ set -euo pipefail
 
 ROUNDS=${1:-5}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib/nccltest_compare.sh
+. "$ROOT/scripts/bench/lib/nccltest_compare.sh"
 BUILD=${FABRIC_BUILD:-$ROOT/build/release}
 NCCLTEST=$BUILD/nccltest/fabric-nccltest
 BARE=$BUILD/tests/fabric_bench_bare_nccl_allreduce
@@ -33,20 +35,12 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 for ((round = 0; round < ROUNDS; round++)); do
-  "${launch[@]}" "$BARE" 8 "$MAX_BYTES" "$ITERS" 1 | awk -v r="$round" '{ print r, $1, $3 }' >>"$WORK/bare"
+  "${launch[@]}" "$BARE" 8 "$MAX_BYTES" "$ITERS" 1 | awk -v r="$round" '{ print r, $1, $2 }' >>"$WORK/bare"
   "${launch[@]}" "$NCCLTEST" --backend nccl -b 8 -e "$MAX_BYTES" -f 2 -n "$ITERS" -w 0 -c 0 |
-    awk -v r="$round" '!/^#/ && NF == 13 { print r, $1, $8 }' >>"$WORK/nccltest"
+    awk -v r="$round" '!/^#/ && NF == 13 { print r, $1, $6 }' >>"$WORK/nccltest"
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf 'fabric-nccltest (nccl backend) against a bare ncclAllReduce loop: %d ranks, float sum,\n' "$RANKS"
 printf '%d iterations per size, median of %d alternating rounds; load average %s\n' \
   "$ITERS" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%12s  %12s  %12s  %7s\n' "size (B)" "bare GB/s" "nccltest GB/s" "ratio"
-for size in $(awk '{ print $2 }' "$WORK/bare" | sort -un); do
-  b=$(awk -v s="$size" '$2 == s { print $3 }' "$WORK/bare" | median)
-  n=$(awk -v s="$size" '$2 == s { print $3 }' "$WORK/nccltest" | median)
-  awk -v s="$size" -v b="$b" -v n="$n" 'BEGIN { printf "%12d  %12.4f  %12.4f  %7.3f\n", s, b, n, (b > 0 ? n / b : 0) }'
-  awk -v b="$b" -v n="$n" 'BEGIN { if (b > 0 && n > 0) print log(n / b) }' >>"$WORK/logratio"
-done
-awk '{ s += $1 } END { printf "busbw ratio nccltest/bare, geometric mean over sizes: %.3f\n", exp(s / NR) }' "$WORK/logratio"
+summarize_allreduce "$WORK" "$RANKS"
