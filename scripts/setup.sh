@@ -22,10 +22,12 @@ BUILD_PACKAGES=(
 # chromium, headless, to check that the demo's report renders.
 HOST_TEST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iperf3 clang chromium)
 # The soft-RoCE lab (scripts/lab.sh): a Debian kernel that ships rdma_rxe, QEMU, the
-# initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer).
+# initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer);
+# sshd, which a lab node runs with throw-away keys so that mpirun can start ranks on it.
 LAB_PACKAGES=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio
   rdma-core ibverbs-utils perftest
+  openssh-server
 )
 
 ALL_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${LAB_PACKAGES[@]}")

@@ -1,0 +1,68 @@
+// The collective engine behind one small interface: MPI's collectives on host memory, or
+// NCCL's on GPU memory. An engine owns one communicator and its buffers; the timed loop
+// lives inside the engine, so a run costs no virtual call, allocation or log line per
+// operation, exactly like a bare loop of the same collective.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common/result.h"
+#include "nccltest/collectives.h"
+
+namespace fabric::nccltest {
+
+struct CollectiveCall {
+  Collective collective = Collective::kAllReduce;
+  DataType type = DataType::kFloat;
+  ReduceOp op = ReduceOp::kSum;
+  int root = 0;
+  CollectiveCounts counts;
+  bool in_place = false;
+};
+
+struct TimingOptions {
+  int iters = 1;
+  int agg_iters = 1;      // operations per iteration
+  int graph_launches = 0; // nccl: capture the iterations in a CUDA graph, launch it this often
+  bool blocking = false;  // wait for each operation
+  // Test-only fault injection: a pause added to every operation (a slow link).
+  std::chrono::microseconds injected_delay{0};
+};
+
+class Engine {
+public:
+  virtual ~Engine() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Send and receive buffers for every size of the run; once, before any timing.
+  virtual Result<void> allocate(std::size_t send_bytes, std::size_t recv_bytes) = 0;
+  // One untimed operation, then a barrier, then `timing.iters` timed iterations. Returns
+  // this rank's seconds per operation.
+  virtual Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) = 0;
+  // One operation, complete when this returns (for warm-up and checks).
+  virtual Result<void> run_once(const CollectiveCall& call) = 0;
+
+  // The bytes where this rank's input of `call` lives (the send buffer, or its place in the
+  // receive buffer in place), handed to `fill`; and the bytes of its output, handed to
+  // `read` (mutable so that a test can corrupt them). On a GPU, through host staging.
+  using Fill = std::function<void(std::span<std::byte>)>;
+  using Read = std::function<void(std::span<std::byte>)>;
+  virtual Result<void> write_input(const CollectiveCall& call, const Fill& fill) = 0;
+  virtual Result<void> read_output(const CollectiveCall& call, const Read& read) = 0;
+
+  // A communicator over the ranks that pass the same `color` (ordered by `key`); ranks
+  // passing a negative colour take no part and get nullptr. Collective over this engine.
+  virtual Result<std::unique_ptr<Engine>> split(int color, int key) = 0;
+
+  // Called from another thread when the run must end: makes a stuck operation return
+  // where the engine can (ncclCommAbort); a no-op for MPI, where the job is aborted whole.
+  virtual void abort() noexcept = 0;
+};
+
+} // namespace fabric::nccltest

@@ -1,0 +1,261 @@
+// The nccl engine: one communicator on one GPU, its own stream, device buffers, and CUDA
+// events around the timed loop (or around the launches of a CUDA graph that captured it).
+// Waits poll the stream and NCCL's asynchronous error, so an abort from the watchdog
+// (ncclCommAbort) or a failed peer ends them instead of a hang.
+#include "nccltest/engine_nccl.h"
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "nccltest/nccl_api.h"
+
+namespace fabric::nccltest::nccl {
+namespace {
+
+class NcclEngine final : public Engine {
+public:
+  NcclEngine(const Api& api, ncclComm_t comm, int device, int rank, int size)
+      : api_(api), comm_(comm), device_(device), rank_(rank), size_(size) {}
+
+  ~NcclEngine() override {
+    api_.set_device(device_);
+    if (graph_exec_ != nullptr) api_.graph_exec_destroy(graph_exec_);
+    if (start_ != nullptr) api_.event_destroy(start_);
+    if (stop_ != nullptr) api_.event_destroy(stop_);
+    if (send_ != nullptr) api_.free(send_);
+    if (recv_ != nullptr) api_.free(recv_);
+    if (flag_ != nullptr) api_.free(flag_);
+    if (stream_ != nullptr) api_.stream_destroy(stream_);
+    if (!aborted_.load()) api_.comm_destroy(comm_);
+  }
+
+  Result<void> init() {
+    FABRIC_TRY(check(api_, api_.set_device(device_), "cudaSetDevice"));
+    FABRIC_TRY(check(api_, api_.stream_create_with_flags(&stream_, cudaStreamNonBlocking),
+                     "cudaStreamCreateWithFlags"));
+    FABRIC_TRY(check(api_, api_.event_create(&start_), "cudaEventCreate"));
+    FABRIC_TRY(check(api_, api_.event_create(&stop_), "cudaEventCreate"));
+    FABRIC_TRY(check(api_, api_.malloc(&flag_, sizeof(int)), "cudaMalloc"));
+    return Ok();
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  Result<void> allocate(std::size_t send_bytes, std::size_t recv_bytes) override {
+    FABRIC_TRY(check(api_, api_.set_device(device_), "cudaSetDevice"));
+    FABRIC_TRY(
+        check(api_, api_.malloc(&send_, std::max<std::size_t>(send_bytes, 1)), "cudaMalloc"));
+    FABRIC_TRY(
+        check(api_, api_.malloc(&recv_, std::max<std::size_t>(recv_bytes, 1)), "cudaMalloc"));
+    send_bytes_ = send_bytes;
+    recv_bytes_ = recv_bytes;
+    return Ok();
+  }
+
+  Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) override {
+    FABRIC_TRY(run_once(call));
+    FABRIC_TRY(barrier());
+    const long ops = static_cast<long>(timing.iters) * timing.agg_iters;
+    if (timing.graph_launches > 0) {
+      FABRIC_TRY(capture(call, timing));
+      FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
+      for (int l = 0; l < timing.graph_launches; ++l) {
+        FABRIC_TRY(check(api_, api_.graph_launch(graph_exec_, stream_), "cudaGraphLaunch"));
+      }
+    } else {
+      FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
+      FABRIC_TRY(iterations(call, timing));
+    }
+    FABRIC_TRY(check(api_, api_.event_record(stop_, stream_), "cudaEventRecord"));
+    FABRIC_TRY(wait());
+    float ms = 0;
+    FABRIC_TRY(check(api_, api_.event_elapsed_time(&ms, start_, stop_), "cudaEventElapsedTime"));
+    const double launches = timing.graph_launches > 0 ? timing.graph_launches : 1;
+    return static_cast<double>(ms) / 1e3 / (static_cast<double>(ops) * launches);
+  }
+
+  Result<void> run_once(const CollectiveCall& call) override {
+    FABRIC_TRY(launch(call));
+    return wait();
+  }
+
+  Result<void> write_input(const CollectiveCall& call, const Fill& fill) override {
+    const std::size_t elt = data_type_size(call.type);
+    const std::size_t bytes = call.counts.send * elt;
+    char* device = call.in_place
+                       ? static_cast<char*>(recv_) + call.counts.send_inplace * rank_ * elt
+                       : static_cast<char*>(send_);
+    staging_.resize(std::max(staging_.size(), bytes));
+    fill(std::span<std::byte>(staging_.data(), bytes));
+    return check(api_, api_.memcpy(device, staging_.data(), bytes, cudaMemcpyHostToDevice),
+                 "cudaMemcpy to the GPU");
+  }
+
+  Result<void> read_output(const CollectiveCall& call, const Read& read) override {
+    const std::size_t elt = data_type_size(call.type);
+    const std::size_t bytes = call.counts.recv * elt;
+    const char* device = static_cast<const char*>(recv_) +
+                         (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
+    staging_.resize(std::max(staging_.size(), bytes));
+    FABRIC_TRY(check(api_, api_.memcpy(staging_.data(), device, bytes, cudaMemcpyDeviceToHost),
+                     "cudaMemcpy from the GPU"));
+    read(std::span<std::byte>(staging_.data(), bytes));
+    return Ok();
+  }
+
+  Result<std::unique_ptr<Engine>> split(int color, int key) override {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    ncclComm_t sub = nullptr;
+    FABRIC_TRY(check(
+        api_, api_.comm_split(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &config),
+        "ncclCommSplit", comm_));
+    if (sub == nullptr) return std::unique_ptr<Engine>();
+    FABRIC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, make_nccl_engine(api_, sub, device_));
+    FABRIC_TRY(engine->allocate(send_bytes_, recv_bytes_));
+    return engine;
+  }
+
+  void abort() noexcept override {
+    if (!aborted_.exchange(true)) api_.comm_abort(comm_);
+  }
+
+private:
+  // One operation of `call` on the stream, not waited for.
+  Result<void> launch(const CollectiveCall& call) {
+    const ncclDataType_t type = nccl_type(call.type);
+    const ncclRedOp_t op = nccl_op(call.op);
+    const std::size_t elt = data_type_size(call.type);
+    const std::size_t count = call.counts.param;
+    char* recv = static_cast<char*>(recv_);
+    const char* send = call.in_place ? recv + call.counts.send_inplace * rank_ * elt
+                                     : static_cast<const char*>(send_);
+    char* out = recv + (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
+    ncclResult_t rc = ncclSuccess;
+    switch (call.collective) {
+    case Collective::kAllReduce:
+      rc = api_.all_reduce(send, out, count, type, op, comm_, stream_);
+      break;
+    case Collective::kAllGather:
+      rc = api_.all_gather(send, out, count, type, comm_, stream_);
+      break;
+    case Collective::kReduceScatter:
+      rc = api_.reduce_scatter(send, out, count, type, op, comm_, stream_);
+      break;
+    case Collective::kBroadcast:
+      rc = api_.broadcast(send, out, count, type, call.root, comm_, stream_);
+      break;
+    case Collective::kReduce:
+      rc = api_.reduce(send, out, count, type, op, call.root, comm_, stream_);
+      break;
+    case Collective::kAllToAll:
+      if (api_.all_to_all != nullptr) {
+        rc = api_.all_to_all(send, out, count, type, comm_, stream_);
+        break;
+      }
+      FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
+      for (int r = 0; r < size_ && rc == ncclSuccess; ++r) {
+        rc = api_.send(send + r * count * elt, count, type, r, comm_, stream_);
+        if (rc == ncclSuccess)
+          rc = api_.recv(out + r * count * elt, count, type, r, comm_, stream_);
+      }
+      FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
+      break;
+    case Collective::kSendRecv: {
+      FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
+      rc = api_.send(send, count, type, (rank_ + 1) % size_, comm_, stream_);
+      if (rc == ncclSuccess)
+        rc = api_.recv(out, count, type, (rank_ - 1 + size_) % size_, comm_, stream_);
+      FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
+      break;
+    }
+    }
+    return check(api_, rc, "launching the collective", comm_);
+  }
+
+  // The timed operations, aggregated per iteration as nccl-tests' -m does.
+  Result<void> iterations(const CollectiveCall& call, const TimingOptions& timing) {
+    for (int i = 0; i < timing.iters; ++i) {
+      if (timing.agg_iters > 1)
+        FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
+      for (int a = 0; a < timing.agg_iters; ++a)
+        FABRIC_TRY(launch(call));
+      if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
+      if (timing.blocking) FABRIC_TRY(wait());
+    }
+    return Ok();
+  }
+
+  Result<void> capture(const CollectiveCall& call, const TimingOptions& timing) {
+    if (graph_exec_ != nullptr) {
+      api_.graph_exec_destroy(graph_exec_);
+      graph_exec_ = nullptr;
+    }
+    FABRIC_TRY(check(api_, api_.stream_begin_capture(stream_, cudaStreamCaptureModeThreadLocal),
+                     "cudaStreamBeginCapture"));
+    TimingOptions captured = timing;
+    captured.blocking = false;
+    Result<void> launched = iterations(call, captured);
+    cudaGraph_t graph = nullptr;
+    FABRIC_TRY(check(api_, api_.stream_end_capture(stream_, &graph), "cudaStreamEndCapture"));
+    FABRIC_TRY(launched);
+    Result<void> made = check(api_, api_.graph_instantiate_with_flags(&graph_exec_, graph, 0),
+                              "cudaGraphInstantiateWithFlags");
+    api_.graph_destroy(graph);
+    return made;
+  }
+
+  // Everything on the stream done; NCCL's asynchronous errors (a dead peer, an abort) end
+  // the wait with an error.
+  Result<void> wait() {
+    for (;;) {
+      cudaError_t rc = api_.stream_query(stream_);
+      if (rc == cudaSuccess) return Ok();
+      if (rc != cudaErrorNotReady) return check(api_, rc, "cudaStreamQuery");
+      ncclResult_t async = ncclSuccess;
+      FABRIC_TRY(
+          check(api_, api_.comm_get_async_error(comm_, &async), "ncclCommGetAsyncError", comm_));
+      if (async != ncclSuccess)
+        return check(api_, async, "the collective (asynchronous error)", comm_);
+      if (aborted_.load()) {
+        return Error(ErrorCode::kSystem, "the collective", "aborted (ncclCommAbort)");
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  // All ranks of this communicator at the same point: a one-element all-reduce.
+  Result<void> barrier() {
+    FABRIC_TRY(check(api_, api_.all_reduce(flag_, flag_, 1, ncclInt32, ncclSum, comm_, stream_),
+                     "ncclAllReduce (barrier)", comm_));
+    return wait();
+  }
+
+  const Api& api_;
+  ncclComm_t comm_;
+  int device_, rank_, size_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  void* flag_ = nullptr;
+  std::size_t send_bytes_ = 0, recv_bytes_ = 0;
+  std::vector<std::byte> staging_; // host copies for the checks, outside any timed loop
+  std::atomic<bool> aborted_{false};
+};
+
+} // namespace
+
+Result<std::unique_ptr<Engine>> make_nccl_engine(const Api& api, ncclComm_t comm, int device) {
+  int rank = 0, size = 0;
+  FABRIC_TRY(check(api, api.comm_user_rank(comm, &rank), "ncclCommUserRank", comm));
+  FABRIC_TRY(check(api, api.comm_count(comm, &size), "ncclCommCount", comm));
+  auto engine = std::make_unique<NcclEngine>(api, comm, device, rank, size);
+  FABRIC_TRY(engine->init());
+  return std::unique_ptr<Engine>(std::move(engine));
+}
+
+} // namespace fabric::nccltest::nccl

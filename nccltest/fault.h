@@ -1,0 +1,44 @@
+// Fault injection, for tests only: FABRIC_NCCLTEST_FAULT makes one rank misbehave so that
+// the per-rank check, the watchdog and --pairs can be shown to name it. A run with faults
+// says so loudly (stderr, a header line, the JSON). Never set it in production.
+//
+//   corrupt=R         rank R changes one element of its result before checking it
+//   stall=R[@SIZE]    rank R stops before the timed loop of the first size >= SIZE
+//                     (default: the first size) and waits, bounded, to be aborted
+//   slow-pair=A-B     in --pairs, every operation of the pair of nodes A and B (indices in
+//                     the pair report's node order) takes 2 ms longer
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "common/result.h"
+
+namespace fabric::nccltest {
+
+inline constexpr const char* kFaultEnv = "FABRIC_NCCLTEST_FAULT";
+
+struct FaultPlan {
+  std::optional<int> corrupt_rank;
+  std::optional<int> stall_rank;
+  std::size_t stall_from_bytes = 0;
+  std::optional<std::pair<int, int>> slow_pair; // node indices, lower first
+  std::chrono::microseconds slow_delay{2000};
+  std::string text; // the variable's value, for reports
+
+  bool any() const { return corrupt_rank || stall_rank || slow_pair; }
+};
+
+// An empty or absent value is no fault; anything unparsable is a usage error naming the
+// variable.
+Result<FaultPlan> parse_fault_plan(std::string_view text);
+
+// Waits as a stalled rank does: in short sleeps, for at most `limit`, so that an abort
+// from the watchdog (which ends the process from another thread) always finds it here.
+void stall_for_test(std::chrono::seconds limit = std::chrono::seconds(600));
+
+} // namespace fabric::nccltest

@@ -1,0 +1,104 @@
+#include "nccltest/nccl_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "common/cuda_runtime.h"
+#include "nccltest/engine_nccl.h"
+#include "nccltest/nccl_api.h"
+
+namespace fabric::nccltest::nccl {
+namespace {
+
+int g_library_version = 0;
+
+} // namespace
+
+bool built() {
+  return true;
+}
+
+int headers_version() {
+  return NCCL_VERSION_CODE;
+}
+
+Availability probe() {
+  Availability out;
+  auto count = cuda::device_count();
+  if (!count.ok()) {
+    out.reason = count.error().detail().rfind("no CUDA device", 0) == 0
+                     ? count.error().detail()
+                     : "no CUDA device (" + count.error().detail() + ")";
+    return out;
+  }
+  auto loaded = api();
+  if (!loaded.ok()) {
+    out.reason = std::to_string(*count) + " CUDA device(s) visible, but " + loaded.error().detail();
+    return out;
+  }
+  out.usable = true;
+  out.device_count = *count;
+  out.reason = std::to_string(*count) + " CUDA device" + (*count == 1 ? "" : "s") + " visible";
+  return out;
+}
+
+Result<DeviceFacts> describe_device(int device) {
+  FABRIC_ASSIGN_OR_RETURN(const Api* a, api());
+  FABRIC_TRY(check(*a, a->set_device(device), "cudaSetDevice"));
+  DeviceFacts facts;
+  // cudaDeviceProp's size changes between CUDA versions; its name is always first.
+  std::vector<std::byte> props(16384);
+  FABRIC_TRY(check(*a, a->get_device_properties(props.data(), device), "cudaGetDeviceProperties"));
+  const char* name = reinterpret_cast<const char*>(props.data());
+  facts.name = std::string(name, strnlen(name, 256));
+  char bus[32] = {};
+  FABRIC_TRY(check(*a, a->device_get_pci_bus_id(bus, sizeof bus, device), "cudaDeviceGetPCIBusId"));
+  facts.pci_bus_id = std::string(bus).substr(0, 12); // "0000:07:00" as nccl-tests prints it
+  std::size_t free_bytes = 0, total = 0;
+  FABRIC_TRY(check(*a, a->mem_get_info(&free_bytes, &total), "cudaMemGetInfo"));
+  facts.free_memory = free_bytes;
+  return facts;
+}
+
+Result<std::unique_ptr<Engine>> make_engine(Group& group, const EngineSetup& setup) {
+  FABRIC_ASSIGN_OR_RETURN(const Api* a, api());
+  if (a->get_version(&g_library_version) != ncclSuccess) g_library_version = 0;
+  FABRIC_TRY(check(*a, a->set_device(setup.device), "cudaSetDevice"));
+  ncclUniqueId id{};
+  std::string mine;
+  if (group.rank() == 0) {
+    FABRIC_TRY(check(*a, a->get_unique_id(&id), "ncclGetUniqueId"));
+    mine.assign(id.internal, sizeof id.internal);
+  }
+  FABRIC_ASSIGN_OR_RETURN(std::string shared, group.broadcast(mine));
+  if (shared.size() != sizeof id.internal) {
+    return Error(ErrorCode::kDecode, "receiving the NCCL id",
+                 std::to_string(shared.size()) + " bytes instead of " +
+                     std::to_string(sizeof id.internal));
+  }
+  std::memcpy(id.internal, shared.data(), sizeof id.internal);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  ncclComm_t comm = nullptr;
+  FABRIC_TRY(check(*a, a->comm_init_rank_config(&comm, group.size(), id, group.rank(), &config),
+                   "ncclCommInitRankConfig"));
+  return make_nccl_engine(*a, comm, setup.device);
+}
+
+int library_version() {
+  return g_library_version;
+}
+
+std::string capture_debug_log(const std::string& directory) {
+  if (std::getenv("NCCL_DEBUG_FILE") != nullptr) return "";
+  std::string pattern = directory + "/nccl.%h.%p";
+  ::setenv("NCCL_DEBUG_FILE", pattern.c_str(), 1);
+  const char* level = std::getenv("NCCL_DEBUG");
+  if (level == nullptr || (std::strcmp(level, "INFO") != 0 && std::strcmp(level, "TRACE") != 0)) {
+    ::setenv("NCCL_DEBUG", "INFO", 1);
+  }
+  if (std::getenv("NCCL_DEBUG_SUBSYS") == nullptr) ::setenv("NCCL_DEBUG_SUBSYS", "INIT,NET,ENV", 1);
+  return pattern;
+}
+
+} // namespace fabric::nccltest::nccl

@@ -1,0 +1,54 @@
+// The nccl backend: NCCL's collectives on one GPU per rank. NCCL and the CUDA runtime are
+// loaded at run time (nccl_api.h), so the same binary starts on CPU-only nodes and says
+// "no CUDA device" there; a build without NCCL's headers answers "not built".
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "nccltest/engine.h"
+#include "nccltest/group.h"
+#include "nccltest/nccl_log.h"
+
+namespace fabric::nccltest::nccl {
+
+bool built();
+// NCCL_VERSION_CODE of the headers built against; 0 without NCCL.
+int headers_version();
+
+struct Availability {
+  bool usable = false;
+  int device_count = 0;
+  std::string reason; // "2 CUDA devices visible" or why not ("no CUDA device: ...")
+};
+// Whether this process can run the nccl backend: a visible CUDA device and a loadable
+// libnccl.
+Availability probe();
+
+struct DeviceFacts {
+  std::string name;       // "NVIDIA H100 80GB HBM3"
+  std::string pci_bus_id; // "0000:07:00"
+  uint64_t free_memory = 0;
+};
+Result<DeviceFacts> describe_device(int device);
+
+struct EngineSetup {
+  int device = 0;
+  // Where NCCL's INFO log goes (NCCL_DEBUG_FILE); empty: NCCL's own settings are kept.
+  std::string debug_file;
+};
+
+// Creates the communicator over `group`'s ranks: rank 0 calls ncclGetUniqueId, the id
+// travels through `group`, every rank calls ncclCommInitRankConfig on its device.
+Result<std::unique_ptr<Engine>> make_engine(Group& group, const EngineSetup& setup);
+
+// ncclGetVersion() once NCCL is loaded; 0 before or without it.
+int library_version();
+
+// Points NCCL's INFO log at a file of ours (unless the user chose NCCL_DEBUG_FILE), so its
+// transport choices can be read back; returns the file's path pattern or "" when left alone.
+std::string capture_debug_log(const std::string& directory);
+
+} // namespace fabric::nccltest::nccl

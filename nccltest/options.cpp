@@ -1,0 +1,312 @@
+#include "nccltest/options.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+#include "common/units.h"
+
+namespace fabric::nccltest {
+namespace {
+
+Error usage(const std::string& option, const std::string& detail) {
+  return Error(ErrorCode::kInvalidArgument, option, detail);
+}
+
+Result<std::size_t> size_option(const std::string& text, const char* option) {
+  FABRIC_ASSIGN_OR_RETURN(uint64_t bytes, units::parse_size(text, option));
+  if (bytes > (uint64_t{1} << 46)) {
+    return usage(option, "'" + text + "' is more than 64 TiB");
+  }
+  return static_cast<std::size_t>(bytes);
+}
+
+std::string join_types(BackendKind b) {
+  std::string out;
+  for (DataType t : kAllDataTypes) {
+    if (backend_has_type(b, t)) out += (out.empty() ? "" : ", ") + std::string(data_type_name(t));
+  }
+  return out;
+}
+
+std::string join_ops(BackendKind b) {
+  std::string out;
+  for (ReduceOp op : kAllReduceOps) {
+    if (backend_has_op(b, op)) out += (out.empty() ? "" : ", ") + std::string(reduce_op_name(op));
+  }
+  return out;
+}
+
+} // namespace
+
+void add_options(CLI::App& app, RawOptions& raw) {
+  app.add_option("--collective", raw.collective,
+                 "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or "
+                 "sendrecv (default all_reduce)");
+  app.add_option("--backend", raw.backend,
+                 "nccl (GPUs), mpi (host memory), or auto: nccl when a CUDA device is visible, "
+                 "else mpi (default auto)");
+  app.add_option("-b,--minbytes", raw.min_bytes, "Smallest message, e.g. 8, 64K, 1M (default 32M)");
+  app.add_option("-e,--maxbytes", raw.max_bytes, "Largest message (default 32M)");
+  app.add_option("-i,--stepbytes", raw.step_bytes, "Step between sizes when -f is 1 (default 1M)");
+  app.add_option("-f,--stepfactor", raw.step_factor,
+                 "Multiply the size by this between steps (default 1: add -i)");
+  app.add_option("-n,--iters", raw.iters, "Timed iterations per size (default 20)");
+  app.add_option("-w,--warmup_iters", raw.warmup_iters, "Warm-up iterations per size (default 1)");
+  app.add_option("-m,--agg_iters", raw.agg_iters, "Operations per timed iteration (default 1)");
+  app.add_option("-c,--check", raw.check_iters,
+                 "Checked repetitions per size, each rank checked on its own; 0: none "
+                 "(default 1)");
+  app.add_option("-d,--datatype", raw.datatype,
+                 "float, double, int32, int64, half, bfloat16 (nccl), or all (default float)");
+  app.add_option("-o,--op", raw.op, "sum, prod, min, max, avg (nccl), or all (default sum)");
+  app.add_option("-r,--root", raw.root, "Root rank of broadcast and reduce (default 0)");
+  app.add_option("-a,--average", raw.average,
+                 "Time reported: 0 rank 0's, 1 the mean over ranks, 2 the minimum, 3 the "
+                 "maximum (default 1)");
+  app.add_option("-G,--cudagraph", raw.graph_launches,
+                 "Capture the timed iterations in a CUDA graph and launch it this many times "
+                 "(nccl backend; default 0)");
+  app.add_option("-z,--blocking", raw.blocking,
+                 "1: wait for each operation before starting the next (default 0)");
+  app.add_option("-g,--ngpus", raw.ngpus, "GPUs per rank: only 1 (one rank per GPU)");
+  app.add_option("-t,--nthreads", raw.nthreads, "Threads per rank: only 1");
+  app.add_option("-T,--timeout", raw.timeout_s,
+                 "Watchdog: abort the run, naming the ranks that had not finished, when "
+                 "communicator setup or any phase makes no progress for this many seconds "
+                 "(exit 5); 0 turns it off (default 0)");
+  app.add_option("-J,--output_file", raw.json_path,
+                 "Write nccl-tests' JSON (version 3) plus a \"fabric\" object to this file");
+  app.add_option("--prom", raw.prom_path,
+                 "Write the results in Prometheus text format to this file, atomically");
+  app.add_option("--plot", raw.plot_path, "Write an SVG plot of busbw against message size");
+  app.add_option("--min-busbw", raw.min_busbw,
+                 "Exit 3 when the average busbw over sizes of 64 MiB and more is below this "
+                 "(GB/s)");
+  app.add_option("--min-busbw-pct", raw.min_busbw_pct,
+                 "Exit 3 when that average is below this percentage of the line-rate ceiling");
+  app.add_flag("--pairs", raw.pairs,
+               "Run the collective on every pair of nodes, in contention-free rounds, and "
+               "name the slow node and the slow pair");
+  app.add_option("--pairs-by", raw.pairs_by,
+                 "What a --pairs node is: host (default), or rank (each rank on its own)");
+  app.add_option("--pairs-size", raw.pairs_size, "Message size of --pairs (default: -e)");
+  app.add_option("--pairs-heatmap", raw.pairs_heatmap,
+                 "Write the --pairs node x node matrix "
+                 "as an SVG heatmap");
+  app.add_flag("--require-rdma", raw.require_rdma,
+               "nccl backend: exit 3 when NCCL fell back to sockets instead of RDMA");
+  app.add_option("--nic", raw.nic,
+                 "The NIC (RDMA device or netdev) whose speed bounds busbw, when the default "
+                 "choice is wrong");
+  app.add_option("--rendezvous-timeout", raw.rendezvous_timeout_s,
+                 "Without mpirun: how long ranks wait for each other at start, in seconds "
+                 "(default 300)");
+}
+
+Result<Options> validate_options(const RawOptions& raw, std::vector<std::string> args) {
+  Options o;
+  o.args = std::move(args);
+  FABRIC_ASSIGN_OR_RETURN(o.collective, parse_collective(raw.collective));
+  if (raw.backend != "auto") {
+    FABRIC_ASSIGN_OR_RETURN(BackendKind b, parse_backend(raw.backend));
+    o.backend = b;
+  }
+  FABRIC_ASSIGN_OR_RETURN(o.sweep.min_bytes, size_option(raw.min_bytes, "-b/--minbytes"));
+  FABRIC_ASSIGN_OR_RETURN(o.sweep.max_bytes, size_option(raw.max_bytes, "-e/--maxbytes"));
+  FABRIC_ASSIGN_OR_RETURN(o.sweep.step_bytes, size_option(raw.step_bytes, "-i/--stepbytes"));
+  FABRIC_ASSIGN_OR_RETURN(uint64_t factor,
+                          units::parse_uint(raw.step_factor, "-f/--stepfactor", 1, 1024));
+  o.sweep.step_factor = factor;
+  // --pairs measures one size (-e, or --pairs-size): -b's default must not be in the way.
+  if (raw.pairs) o.sweep.min_bytes = std::min(o.sweep.min_bytes, o.sweep.max_bytes);
+  FABRIC_TRY(validate_sweep(o.sweep));
+
+  auto in_range = [](int v, int lo, int hi, const char* option) -> Result<void> {
+    if (v < lo || v > hi) {
+      return usage(option, std::to_string(v) + " is out of range (" + std::to_string(lo) + " to " +
+                               std::to_string(hi) + ")");
+    }
+    return Ok();
+  };
+  FABRIC_TRY(in_range(raw.iters, 1, 1000000, "-n/--iters"));
+  FABRIC_TRY(in_range(raw.warmup_iters, 0, 1000000, "-w/--warmup_iters"));
+  FABRIC_TRY(in_range(raw.agg_iters, 1, 10000, "-m/--agg_iters"));
+  FABRIC_TRY(in_range(raw.check_iters, 0, 1000, "-c/--check"));
+  FABRIC_TRY(in_range(raw.average, 0, 3, "-a/--average"));
+  FABRIC_TRY(in_range(raw.graph_launches, 0, 100000, "-G/--cudagraph"));
+  FABRIC_TRY(in_range(raw.blocking, 0, 1, "-z/--blocking"));
+  FABRIC_TRY(in_range(raw.root, 0, 65535, "-r/--root"));
+  if (raw.ngpus != 1) {
+    return usage("-g/--ngpus", std::to_string(raw.ngpus) +
+                                   ": fabric-nccltest drives one GPU per rank; start one rank "
+                                   "per GPU (mpirun -np <GPUs>) instead");
+  }
+  if (raw.nthreads != 1) {
+    return usage("-t/--nthreads",
+                 std::to_string(raw.nthreads) + ": one thread per rank; start more ranks instead");
+  }
+  o.iters = raw.iters;
+  o.warmup_iters = raw.warmup_iters;
+  o.agg_iters = raw.agg_iters;
+  o.check_iters = raw.check_iters;
+  o.average = raw.average;
+  o.graph_launches = raw.graph_launches;
+  o.blocking = raw.blocking;
+  o.root = raw.root;
+
+  if (raw.datatype == "all") {
+    o.all_types = true;
+    o.types.assign(std::begin(kAllDataTypes), std::end(kAllDataTypes));
+  } else {
+    FABRIC_ASSIGN_OR_RETURN(DataType t, parse_data_type(raw.datatype));
+    o.types = {t};
+  }
+  if (raw.op == "all") {
+    o.all_ops = true;
+    o.ops.assign(std::begin(kAllReduceOps), std::end(kAllReduceOps));
+  } else {
+    FABRIC_ASSIGN_OR_RETURN(ReduceOp op, parse_reduce_op(raw.op));
+    o.ops = {op};
+  }
+  // Operations only multiply the runs of collectives that print one.
+  if (!prints_op(o.collective)) o.ops = {ReduceOp::kSum};
+
+  if (!(raw.timeout_s >= 0) || raw.timeout_s > 7 * 86400) {
+    return usage("-T/--timeout", std::to_string(raw.timeout_s) + " is not 0 to 604800 seconds");
+  }
+  o.timeout_s = raw.timeout_s;
+  if (!(raw.rendezvous_timeout_s > 0) || raw.rendezvous_timeout_s > 86400) {
+    return usage("--rendezvous-timeout",
+                 std::to_string(raw.rendezvous_timeout_s) + " is not above 0 and at most 86400");
+  }
+  o.rendezvous_timeout_s = raw.rendezvous_timeout_s;
+  if (raw.min_busbw && !(*raw.min_busbw > 0)) {
+    return usage("--min-busbw", std::to_string(*raw.min_busbw) + " is not above 0");
+  }
+  if (raw.min_busbw_pct && !(*raw.min_busbw_pct > 0 && *raw.min_busbw_pct <= 100)) {
+    return usage("--min-busbw-pct", std::to_string(*raw.min_busbw_pct) + " is not in (0, 100]");
+  }
+  o.min_busbw = raw.min_busbw;
+  o.min_busbw_pct = raw.min_busbw_pct;
+
+  auto path = [](const std::string& p) -> std::optional<std::string> {
+    if (p.empty()) return std::nullopt;
+    return p;
+  };
+  o.json_path = path(raw.json_path);
+  o.prom_path = path(raw.prom_path);
+  o.plot_path = path(raw.plot_path);
+  o.pairs_heatmap = path(raw.pairs_heatmap);
+  o.nic = path(raw.nic);
+
+  o.pairs = raw.pairs;
+  if (raw.pairs_by == "host") {
+    o.pairs_by = PairsBy::kHost;
+  } else if (raw.pairs_by == "rank") {
+    o.pairs_by = PairsBy::kRank;
+  } else {
+    return usage("--pairs-by", "unknown value '" + raw.pairs_by + "' (host or rank)");
+  }
+  if (!raw.pairs_size.empty()) {
+    FABRIC_ASSIGN_OR_RETURN(std::size_t bytes, size_option(raw.pairs_size, "--pairs-size"));
+    if (bytes == 0) return usage("--pairs-size", "0 measures nothing");
+    o.pairs_bytes = bytes;
+  }
+  if (!o.pairs && (o.pairs_bytes || o.pairs_heatmap || raw.pairs_by != "host")) {
+    return usage("--pairs-size/--pairs-heatmap/--pairs-by", "only mean something with --pairs");
+  }
+  if (o.pairs && o.sweep.max_bytes == 0 && !o.pairs_bytes) {
+    return usage("--pairs", "-e/--maxbytes 0 measures nothing; give -e or --pairs-size");
+  }
+  o.require_rdma = raw.require_rdma;
+  return o;
+}
+
+Result<void> validate_for_backend(Options& o, BackendKind b) {
+  const std::string backend = "the " + std::string(backend_name(b)) + " backend";
+  if (o.all_types) {
+    std::erase_if(o.types, [&](DataType t) { return !backend_has_type(b, t); });
+  }
+  for (DataType t : o.types) {
+    if (!backend_has_type(b, t)) {
+      return usage("-d/--datatype", std::string(data_type_name(t)) + ": " + backend +
+                                        " has no such type (it has " + join_types(b) + ")");
+    }
+  }
+  if (o.all_ops) std::erase_if(o.ops, [&](ReduceOp op) { return !backend_has_op(b, op); });
+  if (uses_op(o.collective)) {
+    for (ReduceOp op : o.ops) {
+      if (!backend_has_op(b, op)) {
+        return usage("-o/--op", std::string(reduce_op_name(op)) + ": " + backend +
+                                    " has no such operation (it has " + join_ops(b) + ")");
+      }
+    }
+  }
+  if (b == BackendKind::kMpi && o.graph_launches > 0) {
+    return usage("-G/--cudagraph",
+                 std::to_string(o.graph_launches) + ": CUDA graphs need the nccl backend");
+  }
+  if (b == BackendKind::kMpi && o.require_rdma) {
+    return usage("--require-rdma", "reads NCCL's transport choice: it needs the nccl backend");
+  }
+  return Ok();
+}
+
+uint64_t bytes_per_rank(const Options& o, BackendKind b, int nranks) {
+  BufferBytes buffers = buffer_bytes(o.collective, o.sweep.max_bytes, nranks);
+  if (o.pairs) {
+    BufferBytes pair =
+        buffer_bytes(o.collective, o.pairs_bytes.value_or(o.sweep.max_bytes), nranks);
+    buffers.send = std::max(buffers.send, pair.send);
+    buffers.recv = std::max(buffers.recv, pair.recv);
+  }
+  uint64_t total = buffers.send + buffers.recv;
+  (void)b; // the nccl backend stages checks through bounded host chunks, not a full copy
+  return total;
+}
+
+Result<void> validate_for_world(const Options& o, BackendKind b, int nranks,
+                                const std::vector<NodeResources>& nodes) {
+  if (uses_root(o.collective) && o.root >= nranks) {
+    return usage("-r/--root", std::to_string(o.root) + " is not a rank of this run (0 to " +
+                                  std::to_string(nranks - 1) + ")");
+  }
+  if (b == BackendKind::kMpi) {
+    // MPI counts are ints; the largest count a size produces is the receive buffer's.
+    for (DataType t : o.types) {
+      CollectiveCounts k =
+          collective_counts(o.collective, o.sweep.max_bytes, data_type_size(t), nranks);
+      if (std::max(k.send, k.recv) > static_cast<std::size_t>(INT_MAX)) {
+        return usage("-e/--maxbytes", std::to_string(o.sweep.max_bytes) + " needs more than " +
+                                          std::to_string(INT_MAX) + " " +
+                                          std::string(data_type_name(t)) +
+                                          " elements in one MPI call, which counts in int");
+      }
+    }
+  }
+  const uint64_t need = bytes_per_rank(o, b, nranks);
+  for (const NodeResources& node : nodes) {
+    if (!node.memory_bytes) continue;
+    if (need > *node.memory_bytes) {
+      std::string where = b == BackendKind::kNccl ? "GPU memory free" : "memory available per rank";
+      return usage("-e/--maxbytes", std::to_string(o.sweep.max_bytes) + " needs " +
+                                        units::format_size(need) + " of buffers per rank, but " +
+                                        node.host + " has " +
+                                        units::format_size(*node.memory_bytes) + " of " + where +
+                                        " (" + std::to_string(node.ranks) + " rank" +
+                                        (node.ranks == 1 ? "" : "s") + " there)");
+    }
+  }
+  if (o.pairs && o.pairs_by == PairsBy::kHost && nodes.size() < 2) {
+    return usage("--pairs", "needs ranks on two nodes or more (this run has " +
+                                std::to_string(nodes.size()) +
+                                "); --pairs-by rank pairs the ranks instead");
+  }
+  if (o.pairs && o.pairs_by == PairsBy::kRank && nranks < 2) {
+    return usage("--pairs", "needs two ranks or more");
+  }
+  return Ok();
+}
+
+} // namespace fabric::nccltest

@@ -1,0 +1,100 @@
+// fabric-nccltest's options: nccl-tests' short options for what both tools have (-b -e -f
+// -i -n -w -c -o -d -r -a -G -T -J -z, and -g/-t/-m where only their defaults make sense
+// here), long forms, and fabric-nccltest's own. Every option is validated before any rank
+// allocates memory, in three steps as the facts become known: the options alone, then
+// against the backend, then against the ranks and the nodes' memory. Errors name the
+// option and the value.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/result.h"
+#include "nccltest/collectives.h"
+#include "nccltest/sizes.h"
+
+namespace fabric::nccltest {
+
+enum class PairsBy { kHost, kRank };
+
+struct Options {
+  Collective collective = Collective::kAllReduce;
+  std::optional<BackendKind> backend; // nullopt: nccl when a CUDA device is visible, else mpi
+  SizeSweep sweep;
+  int iters = 20;
+  int warmup_iters = 1; // nccl-tests' default
+  int agg_iters = 1;
+  int check_iters = 1; // -c: checked repetitions per size; 0: no check (N/A)
+  std::vector<DataType> types{DataType::kFloat};
+  bool all_types = false; // -d all: every type the backend has
+  std::vector<ReduceOp> ops{ReduceOp::kSum};
+  bool all_ops = false; // -o all
+  int root = 0;
+  int average = 1;        // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
+  int graph_launches = 0; // -G (nccl backend)
+  int blocking = 0;       // -z 0 or 1
+  double timeout_s = 0;   // -T: watchdog, per phase; 0: off
+  std::optional<std::string> json_path, prom_path, plot_path;
+  std::optional<double> min_busbw;     // GB/s
+  std::optional<double> min_busbw_pct; // % of the line-rate ceiling
+  bool pairs = false;
+  PairsBy pairs_by = PairsBy::kHost;
+  std::optional<std::size_t> pairs_bytes; // default: -e
+  std::optional<std::string> pairs_heatmap;
+  bool require_rdma = false;
+  std::optional<std::string> nic; // the NIC whose speed bounds busbw, instead of guessing
+  double rendezvous_timeout_s = 300;
+  std::vector<std::string> args; // the command line, for the JSON report
+};
+
+// Options as typed, before conversion (CLI11 binds to these).
+struct RawOptions {
+  std::string collective = "all_reduce";
+  std::string backend = "auto";
+  std::string min_bytes = "33554432", max_bytes = "33554432", step_bytes = "1048576";
+  std::string step_factor = "1";
+  int iters = 20, warmup_iters = 1, agg_iters = 1, check_iters = 1;
+  std::string datatype = "float", op = "sum";
+  int root = 0, average = 1, graph_launches = 0, blocking = 0;
+  int ngpus = 1, nthreads = 1;
+  double timeout_s = 0;
+  std::string json_path, prom_path, plot_path, pairs_heatmap;
+  std::optional<double> min_busbw, min_busbw_pct;
+  bool pairs = false;
+  std::string pairs_by = "host", pairs_size;
+  bool require_rdma = false;
+  std::string nic;
+  double rendezvous_timeout_s = 300;
+};
+
+void add_options(CLI::App& app, RawOptions& raw);
+
+// Converts and checks what needs no other fact.
+Result<Options> validate_options(const RawOptions& raw, std::vector<std::string> args);
+
+// What the chosen backend can run: a type or an operation it lacks names both; -G needs
+// NCCL. Expands "-d all" and "-o all" to what the backend has.
+Result<void> validate_for_backend(Options& options, BackendKind backend);
+
+// What each node has, for the last step.
+struct NodeResources {
+  std::string host;
+  int ranks = 1;                        // ranks placed on this node
+  std::optional<uint64_t> memory_bytes; // available memory per rank's device: host
+                                        // (MemAvailable / ranks) or GPU (free memory)
+};
+
+// Checks that depend on the ranks: the root exists, MPI's int counts, every node has the
+// memory the buffers need, --pairs has two nodes, a threshold in percent has a ceiling.
+Result<void> validate_for_world(const Options& options, BackendKind backend, int nranks,
+                                const std::vector<NodeResources>& nodes);
+
+// Bytes one rank allocates for the run (send, receive, and on the nccl backend the host
+// staging of checks).
+uint64_t bytes_per_rank(const Options& options, BackendKind backend, int nranks);
+
+} // namespace fabric::nccltest

@@ -1,0 +1,191 @@
+#include "nccltest/pairs.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "nccltest/text_report.h"
+#include "probes/outliers.h"
+
+namespace fabric::nccltest {
+
+PairsPlan plan_pairs(const std::vector<RankInfo>& ranks, PairsBy by) {
+  PairsPlan plan;
+  std::map<std::string, int> index;
+  for (const RankInfo& r : ranks) {
+    std::string name =
+        by == PairsBy::kHost ? r.host : "rank" + std::to_string(r.rank) + "@" + r.host;
+    auto [it, fresh] = index.try_emplace(name, static_cast<int>(plan.nodes.size()));
+    if (fresh) {
+      plan.nodes.push_back(name);
+      plan.node_ranks.emplace_back();
+    }
+    plan.node_ranks[it->second].push_back(r.rank);
+    if (plan.node_of_rank.size() <= static_cast<std::size_t>(r.rank)) {
+      plan.node_of_rank.resize(r.rank + 1, -1);
+    }
+    plan.node_of_rank[r.rank] = it->second;
+  }
+  plan.rounds = probes::schedule_rounds(plan.nodes.size(), /*ordered=*/false);
+  if (by == PairsBy::kRank) {
+    // Ranks of one host share its CPUs, memory and NICs: two pairs at once would disturb
+    // each other, so each pair gets a round of its own.
+    std::vector<probes::MeshRound> single;
+    for (const probes::MeshRound& round : plan.rounds) {
+      for (const probes::MeshPair& pair : round)
+        single.push_back({pair});
+    }
+    plan.rounds = std::move(single);
+  }
+  return plan;
+}
+
+int pair_color(const PairsPlan& plan, std::size_t round, int rank) {
+  if (round >= plan.rounds.size() || rank < 0 ||
+      static_cast<std::size_t>(rank) >= plan.node_of_rank.size()) {
+    return -1;
+  }
+  const auto node = static_cast<std::size_t>(plan.node_of_rank[rank]);
+  const probes::MeshRound& pairs = plan.rounds[round];
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].first == node || pairs[i].second == node) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+
+std::string percent_below(double value, double median) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f%%", median > 0 ? 100.0 * (median - value) / median : 0.0);
+  return text;
+}
+
+} // namespace
+
+Result<PairsReport> assemble_pairs(const PairsPlan& plan, std::vector<PairMeasurement> pairs,
+                                   PairsReport report) {
+  const std::size_t n = plan.nodes.size();
+  report.nodes = plan.nodes;
+  report.pairs = std::move(pairs);
+  probes::MeshReport& mesh = report.mesh;
+  mesh.hosts = plan.nodes;
+  mesh.metric = report.collective + "_busbw";
+  mesh.unit = "GB/s";
+  mesh.better = probes::Better::kHigher;
+  mesh.matrix.assign(n, std::vector<std::optional<double>>(n));
+  std::vector<double> all;
+  for (const PairMeasurement& p : report.pairs) {
+    mesh.matrix[p.a][p.b] = p.busbw;
+    mesh.matrix[p.b][p.a] = p.busbw;
+    all.push_back(p.busbw);
+  }
+  // Every pair is judged against every other pair, not only against its row: with few
+  // nodes a row holds two or three values, too few for a robust spread of their own.
+  const probes::OutlierOptions rule;
+  const probes::RobustStats everyone = probes::robust_stats(all);
+  const double limit = std::max(rule.threshold * everyone.mad, rule.min_relative * everyone.median);
+  auto slow = [&](double v) { return everyone.count > 0 && everyone.median - v > limit; };
+  const std::string against = "the median of all pairs " + number(everyone.median) +
+                              " (limit: " + number(rule.threshold) + " MADs or " +
+                              number(100 * rule.min_relative) + "% of it, whichever is larger)";
+
+  // A node is slow when its typical pair is: most of its pairs are slow, whoever the partner.
+  std::vector<bool> node_slow(n, false);
+  for (std::size_t node = 0; node < n; ++node) {
+    std::vector<double> values;
+    for (std::size_t other = 0; other < n; ++other) {
+      if (mesh.matrix[node][other]) values.push_back(*mesh.matrix[node][other]);
+    }
+    NodeStanding s;
+    s.node = node;
+    s.median_busbw = probes::robust_stats(values).median;
+    s.flagged = !values.empty() && slow(s.median_busbw);
+    node_slow[node] = s.flagged;
+    if (s.flagged) {
+      probes::FlaggedHost h;
+      h.host = node;
+      h.as_source = h.as_destination = true;
+      h.source_median = h.destination_median = s.median_busbw;
+      h.hosts_source_median = h.hosts_destination_median = everyone.median;
+      h.reason = "the median of its pairs " + number(s.median_busbw) + " is " +
+                 percent_below(s.median_busbw, everyone.median) + " below " + against;
+      mesh.outliers.hosts.push_back(h);
+    }
+    report.ranking.push_back(s);
+  }
+  // A slow pair between two nodes that are fine with everyone else: the link between them.
+  for (const PairMeasurement& p : report.pairs) {
+    if (!slow(p.busbw) || node_slow[p.a] || node_slow[p.b]) continue;
+    probes::FlaggedCell c;
+    c.source = p.a;
+    c.destination = p.b;
+    c.value = p.busbw;
+    c.row_median = report.ranking[p.a].median_busbw;
+    c.column_median = report.ranking[p.b].median_busbw;
+    c.reason =
+        number(p.busbw) + " is " + percent_below(p.busbw, everyone.median) + " below " + against;
+    mesh.outliers.cells.push_back(c);
+  }
+  std::sort(
+      mesh.outliers.cells.begin(), mesh.outliers.cells.end(),
+      [](const probes::FlaggedCell& x, const probes::FlaggedCell& y) { return x.value < y.value; });
+  std::stable_sort(
+      report.ranking.begin(), report.ranking.end(),
+      [](const NodeStanding& a, const NodeStanding& b) { return a.median_busbw < b.median_busbw; });
+
+  if (!mesh.outliers.hosts.empty()) {
+    std::string names;
+    for (const probes::FlaggedHost& h : mesh.outliers.hosts) {
+      names += (names.empty() ? "" : ", ") + plan.nodes[h.host];
+    }
+    report.verdict = (mesh.outliers.hosts.size() == 1 ? "slow node " : "slow nodes ") + names +
+                     ": " + mesh.outliers.hosts.front().reason;
+  } else if (!mesh.outliers.cells.empty()) {
+    const probes::FlaggedCell& c = mesh.outliers.cells.front(); // the slowest
+    report.verdict =
+        "slow pair " + plan.nodes[c.source] + " - " + plan.nodes[c.destination] + ": " + c.reason;
+  } else {
+    report.verdict = "no slow node or pair: every pair is within the noise of the others";
+  }
+  return report;
+}
+
+std::string render_pairs_text(const PairsReport& r) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "# Pairs: %s %zu B %s %s on every pair of %zu %s, %d iterations each\n",
+                r.collective.c_str(), r.bytes, std::string(data_type_name(r.type)).c_str(),
+                r.op.c_str(), r.nodes.size(), r.by == PairsBy::kHost ? "nodes" : "ranks", r.iters);
+  out += line;
+  std::snprintf(line, sizeof line, "# %6s  %-20s  %-20s  %10s  %10s\n", "round", "node A", "node B",
+                "time(us)", "busbw(GB/s)");
+  out += line;
+  for (const PairMeasurement& p : r.pairs) {
+    std::snprintf(line, sizeof line, "# %6zu  %-20s  %-20s  %10s  %10s\n", p.round + 1,
+                  r.nodes[p.a].c_str(), r.nodes[p.b].c_str(), fixed_field(p.time_us, 10).c_str(),
+                  fixed_field(p.busbw, 10).c_str());
+    out += line;
+  }
+  out += "# Nodes by the median busbw of their pairs, slowest first:\n";
+  for (const NodeStanding& s : r.ranking) {
+    std::snprintf(line, sizeof line, "#   %-20s  %10s GB/s%s\n", r.nodes[s.node].c_str(),
+                  fixed_field(s.median_busbw, 10).c_str(), s.flagged ? "  SLOW" : "");
+    out += line;
+  }
+  for (const probes::FlaggedCell& c : r.mesh.outliers.cells) {
+    out += "# Slow pair: " + r.nodes[c.source] + " - " + r.nodes[c.destination] + ": " + c.reason +
+           "\n";
+  }
+  out += "# Verdict: " + r.verdict + "\n";
+  return out;
+}
+
+} // namespace fabric::nccltest

@@ -1,0 +1,304 @@
+#include "nccltest/session.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <spdlog/spdlog.h>
+
+#include "common/atomic_file.h"
+#include "common/cuda_runtime.h"
+#include "common/sysfs.h"
+#include "nccltest/gpu_map.h"
+#include "nccltest/line_rate.h"
+#include "nccltest/mpi_runtime.h"
+#include "nccltest/nccl_backend.h"
+
+namespace fabric::nccltest {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::chrono::milliseconds seconds_ms(double s) {
+  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+}
+
+// How long a control-plane exchange may wait for the other ranks: they may be in a long
+// phase (the checks of a large size), so generously more than a phase.
+std::chrono::milliseconds exchange_timeout(const Options& o) {
+  return o.timeout_s > 0 ? seconds_ms(o.timeout_s * 4 + 60) : std::chrono::milliseconds(3600s);
+}
+
+struct LocalChoice {
+  BackendKind backend;
+  std::string reason;     // for the header
+  std::string gpu_reason; // what the GPU probe said, when it was asked
+};
+
+LocalChoice choose_locally(const Options& o) {
+  if (o.backend) return {*o.backend, "chosen with --backend", ""};
+  nccl::Availability gpu = nccl::probe();
+  return {gpu.usable ? BackendKind::kNccl : BackendKind::kMpi, "the default here: " + gpu.reason,
+          gpu.reason};
+}
+
+Result<std::unique_ptr<Group>> open_group(Session& s, const LocalChoice& local, int* argc,
+                                          char*** argv) {
+  switch (s.launch.kind) {
+  case LaunchKind::kMpirun: FABRIC_TRY(mpi::init(argc, argv)); return mpi::world_group();
+  case LaunchKind::kRendezvous: {
+    FABRIC_ASSIGN_OR_RETURN(auto group, TcpGroup::join(s.launch, s.board.get(),
+                                                       seconds_ms(s.options.rendezvous_timeout_s),
+                                                       exchange_timeout(s.options)));
+    s.server = group->plane().server.get();
+    s.client = group->plane().client.get();
+    return std::unique_ptr<Group>(std::move(group));
+  }
+  case LaunchKind::kSingle:
+    if (local.backend == BackendKind::kMpi) {
+      FABRIC_TRY(mpi::init(argc, argv));
+      return mpi::world_group();
+    }
+    return make_single_group();
+  }
+  return Error(ErrorCode::kInternal, "opening the group", "unknown launch");
+}
+
+// Everything a rank says about itself, its device chosen by its local rank.
+Result<RankFacts> describe_self(Session& s, int local_rank, int local_ranks) {
+  RankFacts f;
+  RankInfo& r = f.info;
+  r.rank = s.rank();
+  r.pid = static_cast<int>(::getpid());
+  r.host = short_host_name();
+  r.local_rank = local_rank;
+  f.host_id = host_identity();
+  if (s.backend == BackendKind::kNccl) {
+    nccl::Availability gpu = nccl::probe();
+    if (!gpu.usable) {
+      return Error(ErrorCode::kUnsupported, "the nccl backend", gpu.reason)
+          .with_hint("run the mpi backend (--backend mpi) on nodes without a GPU");
+    }
+    FABRIC_ASSIGN_OR_RETURN(r.device, device_for_rank(local_rank, local_ranks, gpu.device_count,
+                                                      std::getenv("NCCL_TESTS_DEVICE")));
+    FABRIC_ASSIGN_OR_RETURN(nccl::DeviceFacts d, nccl::describe_device(r.device));
+    r.device_name = d.name;
+    r.pci_bus_id = d.pci_bus_id;
+    f.free_memory = d.free_memory;
+  } else {
+    r.device = -1;
+    r.pci_bus_id = "host";
+    r.device_name = "host memory";
+    if (auto meminfo = read_file("/proc/meminfo"); meminfo.ok())
+      f.free_memory = mem_available(*meminfo);
+  }
+  NicChoice choice;
+  choice.requested = s.options.nic;
+  if (const char* hca = std::getenv("NCCL_IB_HCA")) choice.ib_hca = hca;
+  choice.local_rank = local_rank;
+  std::string route = read_file("/proc/net/route").value_or(std::string());
+  FABRIC_ASSIGN_OR_RETURN(r.nic, detect_nic(SysfsReader(), choice, route));
+  return f;
+}
+
+// Rank 0 checks what needs every rank's facts; every rank gets the same verdict.
+Result<void> agree(Session& s, const Result<void>& rank0_verdict) {
+  std::string text = rank0_verdict.ok() ? "" : rank0_verdict.error().message();
+  if (!rank0_verdict.ok() && !rank0_verdict.error().hint().empty()) {
+    text += "\nhint: " + rank0_verdict.error().hint();
+  }
+  FABRIC_ASSIGN_OR_RETURN(std::string verdict, s.group->broadcast(text));
+  if (verdict.empty()) return Ok();
+  if (s.rank() == 0) return rank0_verdict.error();
+  return Error(ErrorCode::kInvalidArgument, "rank 0 refused the run", verdict);
+}
+
+Result<void> world_checks(Session& s) {
+  std::vector<NodeResources> nodes = node_resources(s.ranks, s.backend);
+  FABRIC_TRY(validate_for_world(s.options, s.backend, s.size(), nodes));
+  if (s.options.min_busbw_pct) {
+    LineRate rate = line_rate_ceiling(s.rank_infos());
+    if (!rate.ceiling_gbytes) {
+      return Error(ErrorCode::kInvalidArgument, "--min-busbw-pct",
+                   "this run has no line-rate ceiling to take a percentage of (" + rate.basis + ")")
+          .with_hint("use --min-busbw GBPS, or --nic to name the NIC whose speed counts");
+    }
+  }
+  return Ok();
+}
+
+// Our copy of NCCL's log, once read.
+void remove_nccl_logs(const std::string& dir) {
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      if (std::strncmp(e->d_name, "nccl.", 5) == 0) ::unlink((dir + "/" + e->d_name).c_str());
+    }
+    ::closedir(d);
+  }
+  ::rmdir(dir.c_str());
+}
+
+} // namespace
+
+Session::~Session() {
+  if (monitor) monitor->stop();
+  if (!nccl_log_dir.empty()) remove_nccl_logs(nccl_log_dir);
+  if (watchdog_plane.client) watchdog_plane.client->stop();
+  if (watchdog_plane.server) watchdog_plane.server->stop();
+  engine.reset();
+  group.reset();
+  mpi::finalize();
+}
+
+std::vector<RankInfo> Session::rank_infos() const {
+  std::vector<RankInfo> out;
+  for (const RankFacts& f : ranks)
+    out.push_back(f.info);
+  return out;
+}
+
+Result<void> open_session(Session& s, int* argc, char*** argv,
+                          std::function<void(const HangReport&)> on_hang, bool& shared_error) {
+  shared_error = false;
+  const Options& o = s.options;
+  LocalChoice local = choose_locally(o);
+  if (s.launch.kind == LaunchKind::kRendezvous && local.backend == BackendKind::kMpi) {
+    shared_error = true;
+    return Error(ErrorCode::kInvalidArgument, "--backend mpi",
+                 "the mpi backend needs mpirun, but this rank was started without it (" +
+                     s.launch.evidence + ")" +
+                     (o.backend ? "" : ", and " + local.gpu_reason + " for the nccl backend"))
+        .with_hint("start the ranks with mpirun, or run the nccl backend on GPU nodes");
+  }
+  const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(o.timeout_s));
+  if (o.timeout_s > 0 && s.launch.rank == 0) {
+    s.board = std::make_unique<ProgressBoard>(s.launch.world_size, timeout, WatchdogClock::now());
+  }
+  FABRIC_ASSIGN_OR_RETURN(s.group, open_group(s, local, argc, argv));
+  if (s.group->rank() != 0) s.board.reset();
+
+  // Agree on the backend: every rank must pick the same.
+  std::string mine = std::string(backend_name(local.backend)) + "\n" + local.reason;
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> choices, s.group->allgather(mine));
+  for (std::size_t r = 0; r < choices.size(); ++r) {
+    if (choices[r].substr(0, choices[r].find('\n')) != backend_name(local.backend)) {
+      shared_error = true;
+      return Error(ErrorCode::kInvalidConfig, "choosing the backend",
+                   "rank 0 would run " + choices[0].substr(0, choices[0].find('\n')) +
+                       " but rank " + std::to_string(r) + " " +
+                       choices[r].substr(0, choices[r].find('\n')) + " (" +
+                       choices[r].substr(choices[r].find('\n') + 1) + ")")
+          .with_hint("give every rank the same --backend, or start ranks only on GPU nodes");
+    }
+  }
+  s.backend = local.backend;
+  s.backend_reason = local.reason;
+  if (auto checked = validate_for_backend(s.options, s.backend); !checked.ok()) {
+    shared_error = true;
+    return checked.error();
+  }
+
+  // Local ranks first (a rank's GPU depends on it), then every rank's description.
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> hosts, s.group->allgather(host_identity()));
+  int local_rank = 0, local_ranks = 0;
+  for (int r = 0; r < static_cast<int>(hosts.size()); ++r) {
+    if (hosts[r] != hosts[s.rank()]) continue;
+    if (r < s.rank()) ++local_rank;
+    ++local_ranks;
+  }
+  auto self = describe_self(s, local_rank, local_ranks);
+  // A rank that cannot describe itself stops every rank, not only itself.
+  std::string encoded = self.ok() ? encode_rank_facts(*self) : "";
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all, s.group->allgather(encoded));
+  if (!self.ok()) return std::move(self).error();
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) {
+      return Error(ErrorCode::kSystem, "describing the ranks",
+                   "rank " + std::to_string(r) + " could not describe itself (see its error)");
+    }
+    FABRIC_ASSIGN_OR_RETURN(RankFacts f, decode_rank_facts(all[r]));
+    s.ranks.push_back(std::move(f));
+  }
+  s.nodes = place_ranks(s.ranks);
+
+  Result<void> verdict = s.rank() == 0 ? world_checks(s) : Result<void>();
+  if (auto agreed = agree(s, verdict); !agreed.ok()) {
+    shared_error = true;
+    return agreed;
+  }
+
+  if (o.timeout_s > 0) {
+    if (s.launch.kind == LaunchKind::kMpirun ||
+        (s.launch.kind == LaunchKind::kSingle && s.size() > 1)) {
+      FABRIC_ASSIGN_OR_RETURN(s.watchdog_plane,
+                              open_watchdog_channel(*s.group, s.board.get(), exchange_timeout(o)));
+      s.server = s.watchdog_plane.server.get();
+      s.client = s.watchdog_plane.client.get();
+    }
+    if (s.board) {
+      for (const RankFacts& f : s.ranks) {
+        s.board->set_label(f.info.rank,
+                           {f.info.host, f.info.device < 0
+                                             ? "host memory"
+                                             : "device " + std::to_string(f.info.device)});
+      }
+      s.board->connected(0, WatchdogClock::now());
+      s.progress.attach_board(s.board.get(), 0);
+      s.monitor = std::make_unique<WatchdogMonitor>(*s.board, std::move(on_hang));
+    }
+    if (s.client) s.progress.attach_client(s.client);
+  }
+  auto abort_handler = [&s](int code, const std::string& reason) { abort_run(s, code, reason); };
+  if (s.client) s.client->on_abort(abort_handler);
+  if (s.server) s.server->on_abort_request(abort_handler);
+  return Ok();
+}
+
+Result<void> open_engine(Session& s) {
+  Beat setup = s.progress.begin("setup");
+  if (s.backend == BackendKind::kMpi) {
+    FABRIC_ASSIGN_OR_RETURN(s.engine, mpi::world_engine());
+  } else {
+    nccl::EngineSetup setup_options;
+    setup_options.device = s.ranks[static_cast<std::size_t>(s.rank())].info.device;
+    // NCCL's INFO log, read back for the transport report (NCCL reads these variables
+    // when it first initialises, which is below).
+    char dir[] = "/tmp/fabric-nccltest.XXXXXX";
+    if (::mkdtemp(dir) != nullptr && !nccl::capture_debug_log(dir).empty()) {
+      s.nccl_log_dir = dir;
+    }
+    FABRIC_ASSIGN_OR_RETURN(s.engine, nccl::make_engine(*s.group, setup_options));
+    s.nccl_library = nccl::library_version();
+  }
+  s.abort_target.store(s.engine.get());
+  const Options& o = s.options;
+  BufferBytes bytes = buffer_bytes(o.collective, o.sweep.max_bytes, s.size());
+  if (o.pairs) {
+    BufferBytes pair = buffer_bytes(o.collective, o.pairs_bytes.value_or(o.sweep.max_bytes), 2);
+    bytes.send = std::max(bytes.send, pair.send);
+    bytes.recv = std::max(bytes.recv, pair.recv);
+  }
+  // nccl-tests allocates both buffers at the larger size: in place, the receive buffer
+  // also holds the input (reduce_scatter's whole input).
+  const std::size_t each = std::max(bytes.send, bytes.recv);
+  FABRIC_TRY(s.engine->allocate(each, each));
+  s.progress.end(setup);
+  return Ok();
+}
+
+[[noreturn]] void abort_run(Session& s, int exit_code, const std::string& reason) {
+  std::fflush(stdout);
+  if (s.rank() != 0) spdlog::error("rank {}: {}", s.rank(), reason);
+  if (s.server) s.server->send_abort(exit_code, reason);
+  if (Engine* e = s.abort_target.load()) e->abort();
+  if (mpi::initialized()) mpi::abort_world(exit_code);
+  std::fflush(stdout);
+  ::_exit(exit_code);
+}
+
+} // namespace fabric::nccltest

@@ -1,0 +1,70 @@
+// The plumbing of a run, set up in order before anything is measured: the ranks' Group
+// (MPI, the rendezvous, or one process), the backend every rank agreed on, each rank's
+// description, the checks that need all of them, the watchdog (its control channel and
+// monitor), and the engine. Errors that every rank meets alike are printed by rank 0 only.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nccltest/engine.h"
+#include "nccltest/fault.h"
+#include "nccltest/group.h"
+#include "nccltest/launch.h"
+#include "nccltest/options.h"
+#include "nccltest/progress.h"
+#include "nccltest/rank_info.h"
+#include "nccltest/rendezvous.h"
+
+namespace fabric::nccltest {
+
+inline constexpr const char* kProgram = "fabric-nccltest";
+
+struct Session {
+  Options options;
+  Launch launch;
+  FaultPlan fault;
+
+  BackendKind backend = BackendKind::kMpi;
+  std::string backend_reason;
+  std::unique_ptr<Group> group;
+  std::unique_ptr<ProgressBoard> board; // rank 0, with the watchdog on
+  ControlPlane watchdog_plane;          // under mpirun, with the watchdog on
+  ControlServer* server = nullptr;      // rank 0's end of the control channel, if any
+  ControlClient* client = nullptr;      // another rank's end, if any
+  Progress progress;
+  std::unique_ptr<WatchdogMonitor> monitor;
+  std::vector<RankFacts> ranks;
+  int nodes = 1;
+  std::unique_ptr<Engine> engine;
+  std::atomic<Engine*> abort_target{nullptr}; // what an abort from another thread stops
+  std::string nccl_log_dir;                   // where NCCL's INFO log is captured
+  int nccl_library = 0;
+
+  ~Session();
+  int rank() const { return group ? group->rank() : launch.rank; }
+  int size() const { return group ? group->size() : launch.world_size; }
+  std::vector<RankInfo> rank_infos() const;
+};
+
+// An error and whether every rank has it (then only rank 0 prints it).
+struct SetupError {
+  Error error;
+  bool shared = false;
+};
+
+// Group, backend, descriptions, world checks, watchdog channel: everything up to (not
+// including) the engine. `on_hang` runs on rank 0 when the watchdog fires.
+Result<void> open_session(Session& s, int* argc, char*** argv,
+                          std::function<void(const HangReport&)> on_hang, bool& shared_error);
+
+// The communicator and its buffers, inside the watchdog's "setup" phase.
+Result<void> open_engine(Session& s);
+
+// Ends the whole job from whatever thread: tells the other ranks, stops the engine where it
+// can (ncclCommAbort), and exits with `exit_code`.
+[[noreturn]] void abort_run(Session& s, int exit_code, const std::string& reason);
+
+} // namespace fabric::nccltest

@@ -1,0 +1,26 @@
+// The footer's numbers from a run's rows: nccl-tests' average bus bandwidth (over every
+// out-of-place and in-place row), and the threshold verdict, judged on the average over
+// sizes of 64 MiB and more (where the bandwidth a fabric should give is reached).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "nccltest/report.h"
+
+namespace fabric::nccltest {
+
+inline constexpr std::size_t kJudgedFromBytes = std::size_t{64} << 20;
+
+// nccl-tests' "Avg bus bandwidth": the mean busbw of every placement of every row.
+double average_busbw(const std::vector<SizeRow>& rows);
+
+// Fills avg_busbw, judged_busbw/judged_on and threshold_ok (when a threshold is set).
+// NCCL_TESTS_MIN_BW keeps nccl-tests' own 10% slack: it fails below 0.9 x the value.
+void apply_threshold(RunFooter& footer, const std::vector<SizeRow>& rows);
+
+// Parses NCCL_TESTS_MIN_BW as nccl-tests does (a number of GB/s); nullopt when unset or
+// not a positive number.
+std::optional<double> nccl_tests_min_bw(const char* value);
+
+} // namespace fabric::nccltest

@@ -1,0 +1,185 @@
+#include "nccltest/sweep.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "nccltest/check_values.h"
+#include "nccltest/sizes.h"
+
+namespace fabric::nccltest {
+namespace {
+
+// What each rank reports after a placement, in this order, as doubles.
+enum Field { kTime, kWrong, kChecked, kFirstIndex, kFirstGot, kFirstExpected, kFields };
+
+CheckSpec spec_for(const CollectiveCall& call, int rank, int nranks, uint64_t seed) {
+  CheckSpec spec;
+  spec.collective = call.collective;
+  spec.type = call.type;
+  spec.op = call.op;
+  spec.root = call.root;
+  spec.nranks = nranks;
+  spec.rank = rank;
+  spec.seed = seed;
+  spec.counts = call.counts;
+  return spec;
+}
+
+Result<void> fill(Engine& engine, const CollectiveCall& call, uint64_t seed) {
+  CheckSpec spec = spec_for(call, engine.rank(), engine.size(), seed);
+  return engine.write_input(call, [&](std::span<std::byte> input) { fill_input(spec, input); });
+}
+
+// One checked repetition on this rank.
+Result<CheckOutcome> check_once(SweepContext& c, const CollectiveCall& call, uint64_t seed,
+                                std::size_t row_bytes) {
+  Beat beat = c.progress.begin("check", std::string(collective_name(call.collective)), row_bytes,
+                               call.in_place);
+  FABRIC_TRY(fill(c.engine, call, seed));
+  FABRIC_TRY(c.engine.run_once(call));
+  CheckSpec spec = spec_for(call, c.engine.rank(), c.engine.size(), seed);
+  CheckOutcome outcome;
+  const bool corrupt = c.fault.corrupt_rank && *c.fault.corrupt_rank == c.group.rank();
+  FABRIC_TRY(c.engine.read_output(call, [&](std::span<std::byte> output) {
+    if (corrupt && !output.empty()) output[0] ^= std::byte{0x55}; // test-only fault
+    outcome = verify_output(spec, output);
+  }));
+  c.progress.end(beat);
+  return outcome;
+}
+
+} // namespace
+
+double aggregate_time(const std::vector<double>& t, int average) {
+  if (t.empty()) return 0;
+  switch (average) {
+  case 0: return t.front();
+  case 2: return *std::min_element(t.begin(), t.end());
+  case 3: return *std::max_element(t.begin(), t.end());
+  default: return std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size());
+  }
+}
+
+Result<PlacementOutcome> measure_placement(SweepContext& c, const CollectiveCall& call,
+                                           std::size_t row_bytes, const TimingOptions& timing) {
+  const std::string coll(collective_name(call.collective));
+  // Valid data before timing (floating-point garbage can be slower to reduce).
+  FABRIC_TRY(fill(c.engine, call, 0));
+  if (c.fault.stall_rank && *c.fault.stall_rank == c.group.rank() &&
+      row_bytes >= c.fault.stall_from_bytes) {
+    stall_for_test(); // test-only fault: the watchdog is expected to end the run
+  }
+  Beat beat = c.progress.begin("timed loop", coll, row_bytes, call.in_place);
+  FABRIC_ASSIGN_OR_RETURN(double seconds, c.engine.timed_run(call, timing));
+  c.progress.end(beat);
+
+  const bool checked =
+      c.options.check_iters > 0 && (!call.in_place || checks_in_place(call.collective));
+  PlacementOutcome out;
+  out.result.wrong = checked ? std::optional<int64_t>(0) : std::nullopt;
+  std::vector<double> all;
+  const int repetitions = checked ? c.options.check_iters : 1;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    std::vector<double> mine(kFields, 0.0);
+    mine[kTime] = seconds;
+    if (checked) {
+      FABRIC_ASSIGN_OR_RETURN(CheckOutcome o,
+                              check_once(c, call, static_cast<uint64_t>(rep) + 1, row_bytes));
+      mine[kWrong] = static_cast<double>(o.wrong);
+      mine[kChecked] = static_cast<double>(o.checked);
+      mine[kFirstIndex] = static_cast<double>(o.first_index);
+      mine[kFirstGot] = o.first_got;
+      mine[kFirstExpected] = o.first_expected;
+    }
+    FABRIC_ASSIGN_OR_RETURN(all, allgather_doubles(c.group, mine));
+    int64_t wrong = 0;
+    for (std::size_t r = 0; r * kFields < all.size(); ++r) {
+      const double* f = &all[r * kFields];
+      if (f[kWrong] == 0) continue;
+      wrong += static_cast<int64_t>(f[kWrong]);
+      ++out.failed_checks;
+      if (c.group.rank() != 0) continue;
+      RankCheckFailure failure;
+      failure.rank = static_cast<int>(r);
+      if (r < c.ranks.size()) {
+        failure.host = c.ranks[r].host;
+        failure.device = c.ranks[r].device;
+      }
+      failure.bytes = row_bytes;
+      failure.type = call.type;
+      failure.op = prints_op(call.collective) ? std::string(reduce_op_name(call.op)) : "none";
+      failure.in_place = call.in_place;
+      failure.wrong = static_cast<std::size_t>(f[kWrong]);
+      failure.checked = static_cast<std::size_t>(f[kChecked]);
+      failure.first_index = static_cast<std::size_t>(f[kFirstIndex]);
+      failure.first_got = f[kFirstGot];
+      failure.first_expected = f[kFirstExpected];
+      out.failures.push_back(failure);
+    }
+    if (checked) out.result.wrong = wrong;
+    if (wrong > 0) break; // as nccl-tests: the first wrong repetition ends the checks
+  }
+  for (std::size_t r = 0; r * kFields < all.size(); ++r) {
+    out.result.rank_time_us.push_back(all[r * kFields + kTime] * 1e6);
+  }
+  const double t = aggregate_time(out.result.rank_time_us, c.options.average);
+  out.result.time_us = t;
+  Bandwidth bw = bandwidth(call.collective, call.counts.param, data_type_size(call.type), t / 1e6,
+                           c.engine.size());
+  out.result.algbw = bw.algbw;
+  out.result.busbw = bw.busbw;
+  return out;
+}
+
+Result<SweepResult> run_sweep(SweepContext& c, DataType type, ReduceOp op, int root,
+                              const std::function<void(const SizeRow&)>& on_row) {
+  const Options& o = c.options;
+  const int n = c.engine.size();
+  const std::size_t elt = data_type_size(type);
+  const std::string coll(collective_name(o.collective));
+
+  CollectiveCall call;
+  call.collective = o.collective;
+  call.type = type;
+  call.op = op;
+  call.root = root;
+
+  Beat warm = c.progress.begin("warm-up", coll);
+  for (std::size_t bytes : warmup_sizes(o.sweep)) {
+    call.counts = collective_counts(o.collective, bytes, elt, n);
+    call.in_place = false;
+    for (int i = 0; i < o.warmup_iters; ++i)
+      FABRIC_TRY(c.engine.run_once(call));
+  }
+  c.progress.end(warm);
+
+  TimingOptions timing;
+  timing.iters = o.iters;
+  timing.agg_iters = o.agg_iters;
+  timing.graph_launches = o.graph_launches;
+  timing.blocking = o.blocking != 0;
+
+  SweepResult result;
+  for (std::size_t bytes : sweep_sizes(o.sweep)) {
+    call.counts = collective_counts(o.collective, bytes, elt, n);
+    SizeRow row;
+    row.bytes = call.counts.printed_bytes(elt);
+    row.count = call.counts.param;
+    row.type = type;
+    row.op = prints_op(o.collective) ? std::string(reduce_op_name(op)) : "none";
+    row.root = uses_root(o.collective) ? root : -1;
+    for (bool in_place : {false, true}) {
+      call.in_place = in_place;
+      FABRIC_ASSIGN_OR_RETURN(PlacementOutcome p, measure_placement(c, call, row.bytes, timing));
+      (in_place ? row.in_place : row.out_of_place) = std::move(p.result);
+      result.out_of_bounds += p.failed_checks;
+      for (auto& f : p.failures)
+        result.failures.push_back(std::move(f));
+    }
+    if (c.group.rank() == 0 && on_row) on_row(row);
+    result.rows.push_back(std::move(row));
+  }
+  return result;
+}
+
+} // namespace fabric::nccltest

@@ -1,0 +1,23 @@
+# Shared by nccltest_mpi_vs_bare.sh and nccltest_nccl_vs_bare.sh (sourced, not run).
+# Both write "round size time_us" lines to $WORK/bare and $WORK/nccltest, one per size
+# and round; summarize_allreduce prints the per-size medians, busbw from them with
+# all_reduce's factor, their ratio, and the geometric mean of the ratios.
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# summarize_allreduce WORK RANKS
+summarize_allreduce() {
+  local work=$1 ranks=$2 size b n
+  : >"$work/logratio"
+  printf '%12s  %10s  %12s  %10s  %12s  %7s\n' "size (B)" "bare us" "bare GB/s" "nccltest us" "nccltest GB/s" "ratio"
+  for size in $(awk '{ print $2 }' "$work/bare" | sort -un); do
+    b=$(awk -v s="$size" '$2 == s { print $3 }' "$work/bare" | median)
+    n=$(awk -v s="$size" '$2 == s { print $3 }' "$work/nccltest" | median)
+    awk -v s="$size" -v b="$b" -v n="$n" -v r="$ranks" 'BEGIN {
+      f = 2 * (r - 1) / r
+      printf "%12d  %10.2f  %12.4f  %10.2f  %12.4f  %7.3f\n", s, b, s / b / 1e3 * f, n, s / n / 1e3 * f, b / n }'
+    awk -v b="$b" -v n="$n" 'BEGIN { if (b > 0 && n > 0) print log(b / n) }' >>"$work/logratio"
+  done
+  awk '{ s += $1 } END { if (NR) printf "busbw ratio nccltest/bare, geometric mean over sizes: %.3f\n", exp(s / NR) }' \
+    "$work/logratio"
+}

@@ -1,0 +1,49 @@
+/* The bare loop fabric-nccltest's mpi backend is measured against
+ * (scripts/bench/nccltest_mpi_vs_bare.sh): MPI_Allreduce of floats, sum, on buffers
+ * allocated and touched once, WARMUP untimed calls and a barrier, then ITERS calls between
+ * two MPI_Wtime readings; the time is the mean over ranks, as fabric-nccltest's -a 1.
+ * Rank 0 prints one line per size: "size time_us busbw_GBps", flushed as it goes.
+ *
+ *   bare_mpi_allreduce MIN_BYTES MAX_BYTES ITERS WARMUP      (sizes double from MIN) */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc != 5) {
+    if (rank == 0) fprintf(stderr, "usage: %s MIN_BYTES MAX_BYTES ITERS WARMUP\n", argv[0]);
+    MPI_Finalize();
+    return 1;
+  }
+  const size_t min_bytes = strtoull(argv[1], NULL, 10), max_bytes = strtoull(argv[2], NULL, 10);
+  const int iters = atoi(argv[3]), warmup = atoi(argv[4]);
+  float* send = aligned_alloc(4096, (max_bytes + 4095) / 4096 * 4096);
+  float* recv = aligned_alloc(4096, (max_bytes + 4095) / 4096 * 4096);
+  if (send == NULL || recv == NULL || iters < 1 || min_bytes < 4) MPI_Abort(MPI_COMM_WORLD, 1);
+  memset(send, 0, (max_bytes + 4095) / 4096 * 4096);
+  memset(recv, 0, (max_bytes + 4095) / 4096 * 4096);
+  for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+    const int count = (int)(bytes / sizeof(float));
+    for (int i = 0; i < warmup; ++i) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double seconds = (MPI_Wtime() - start) / iters;
+    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    seconds /= size;
+    if (rank == 0) {
+      const double algbw = (double)count * sizeof(float) / 1e9 / seconds;
+      printf("%zu %.3f %.4f\n", bytes, seconds * 1e6, algbw * 2.0 * (size - 1) / size);
+      fflush(stdout);
+    }
+  }
+  free(send);
+  free(recv);
+  MPI_Finalize();
+  return 0;
+}

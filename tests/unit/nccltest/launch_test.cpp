@@ -1,0 +1,151 @@
+// How a rank learns how it was started, and which GPU it drives.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "nccltest/fault.h"
+#include "nccltest/gpu_map.h"
+#include "nccltest/launch.h"
+
+namespace fabric::nccltest {
+namespace {
+
+GetEnv env_of(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [shared](const char* name) -> const char* {
+    auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(Launch, AloneIsASingleProcess) {
+  auto l = detect_launch(env_of({}), true);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->kind, LaunchKind::kSingle);
+  EXPECT_EQ(l->world_size, 1);
+}
+
+TEST(Launch, MpirunIsRecognised) {
+  auto l = detect_launch(env_of({{"OMPI_COMM_WORLD_SIZE", "4"},
+                                 {"OMPI_COMM_WORLD_RANK", "2"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}),
+                         true);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->kind, LaunchKind::kMpirun);
+  EXPECT_EQ(l->rank, 2);
+  EXPECT_EQ(l->world_size, 4);
+  EXPECT_EQ(l->local_rank, 1);
+}
+
+TEST(Launch, MpirunWithoutMpiInTheBuildSaysSo) {
+  auto l =
+      detect_launch(env_of({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "0"}}), false);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.error().code(), ErrorCode::kNotBuilt);
+  EXPECT_NE(l.error().message().find("OMPI_COMM_WORLD_SIZE=4"), std::string::npos);
+  EXPECT_NE(l.error().message().find("every rank would run alone"), std::string::npos);
+  EXPECT_NE(l.error().hint().find("WITH_MPI=ON"), std::string::npos);
+  auto pmix = detect_launch(env_of({{"PMIX_RANK", "3"}}), false);
+  ASSERT_FALSE(pmix.ok());
+  EXPECT_NE(pmix.error().message().find("PMIX_RANK=3"), std::string::npos);
+}
+
+TEST(Launch, RendezvousFromTorchrunVariables) {
+  auto l = detect_launch(env_of({{"RANK", "3"},
+                                 {"WORLD_SIZE", "8"},
+                                 {"LOCAL_RANK", "1"},
+                                 {"MASTER_ADDR", "job-0.svc"},
+                                 {"MASTER_PORT", "29500"}}),
+                         true);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->kind, LaunchKind::kRendezvous);
+  EXPECT_EQ(l->rank, 3);
+  EXPECT_EQ(l->world_size, 8);
+  EXPECT_EQ(l->local_rank, 1);
+  EXPECT_EQ(l->master_addr, "job-0.svc");
+  EXPECT_EQ(l->master_port, 29500);
+}
+
+TEST(Launch, IndexedJobGivesTheRankWhenRankIsAbsent) {
+  auto l = detect_launch(env_of({{"JOB_COMPLETION_INDEX", "5"},
+                                 {"WORLD_SIZE", "6"},
+                                 {"MASTER_ADDR", "10.0.0.1"},
+                                 {"MASTER_PORT", "2000"}}),
+                         false);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->rank, 5);
+  EXPECT_EQ(l->evidence, "JOB_COMPLETION_INDEX=5 WORLD_SIZE=6");
+}
+
+TEST(Launch, AMissingOrBadVariableIsNamed) {
+  auto no_addr =
+      detect_launch(env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}), true);
+  ASSERT_FALSE(no_addr.ok());
+  EXPECT_EQ(no_addr.error().code(), ErrorCode::kInvalidEnvironment);
+  EXPECT_EQ(no_addr.error().operation(), "MASTER_ADDR");
+  auto no_port =
+      detect_launch(env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}}), true);
+  ASSERT_FALSE(no_port.ok());
+  EXPECT_EQ(no_port.error().operation(), "MASTER_PORT");
+  auto no_rank = detect_launch(env_of({{"WORLD_SIZE", "2"}}), true);
+  ASSERT_FALSE(no_rank.ok());
+  EXPECT_EQ(no_rank.error().operation(), "RANK");
+  auto no_world = detect_launch(env_of({{"RANK", "1"}}), true);
+  ASSERT_FALSE(no_world.ok());
+  EXPECT_EQ(no_world.error().operation(), "WORLD_SIZE");
+  auto too_big = detect_launch(
+      env_of({{"RANK", "4"}, {"WORLD_SIZE", "4"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}}),
+      true);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.error().message().find("not below WORLD_SIZE"), std::string::npos);
+  auto bad_port = detect_launch(
+      env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "http"}}),
+      true);
+  ASSERT_FALSE(bad_port.ok());
+  EXPECT_NE(bad_port.error().message().find("'http'"), std::string::npos);
+}
+
+TEST(Launch, RankHintPicksWhoPrints) {
+  EXPECT_EQ(rank_hint(env_of({})), 0);
+  EXPECT_EQ(rank_hint(env_of({{"OMPI_COMM_WORLD_RANK", "3"}})), 3);
+  EXPECT_EQ(rank_hint(env_of({{"JOB_COMPLETION_INDEX", "2"}})), 2);
+  EXPECT_EQ(rank_hint(env_of({{"RANK", "junk"}})), 0);
+}
+
+TEST(GpuMap, LocalRankPicksTheDevice) {
+  EXPECT_EQ(*device_for_rank(0, 8, 8, nullptr), 0);
+  EXPECT_EQ(*device_for_rank(5, 8, 8, nullptr), 5);
+  EXPECT_EQ(*device_for_rank(1, 4, 8, "4"), 5); // NCCL_TESTS_DEVICE as an offset
+  EXPECT_EQ(*device_for_rank(0, 1, 1, nullptr), 0);
+  // One GPU per pod: every rank sees its own device 0.
+  EXPECT_EQ(*device_for_rank(0, 1, 1, nullptr), 0);
+  auto shared = device_for_rank(1, 2, 1, nullptr);
+  ASSERT_FALSE(shared.ok());
+  EXPECT_NE(shared.error().message().find("2 ranks on this node but 1 CUDA device"),
+            std::string::npos);
+  auto too_many = device_for_rank(8, 9, 8, nullptr);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.error().message().find("local rank 8 needs device 8 but only 8"),
+            std::string::npos);
+  EXPECT_FALSE(device_for_rank(0, 1, 0, nullptr).ok());
+  EXPECT_FALSE(device_for_rank(0, 1, 8, "x").ok());
+}
+
+TEST(Fault, PlansParseAndRefuseGarbage) {
+  auto plan = parse_fault_plan("corrupt=2,stall=1@1M,slow-pair=3-1");
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->corrupt_rank, 2);
+  EXPECT_EQ(plan->stall_rank, 1);
+  EXPECT_EQ(plan->stall_from_bytes, 1u << 20);
+  EXPECT_EQ(plan->slow_pair, std::make_pair(1, 3));
+  EXPECT_TRUE(plan->any());
+  EXPECT_FALSE(parse_fault_plan("")->any());
+  for (const char* bad : {"corrupt", "corrupt=x", "slow-pair=2-2", "explode=1", "stall=1@lots"}) {
+    auto r = parse_fault_plan(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().operation(), kFaultEnv);
+  }
+}
+
+} // namespace
+} // namespace fabric::nccltest

@@ -1,0 +1,152 @@
+// Option validation in its three steps: alone, against the backend, against the ranks.
+#include <gtest/gtest.h>
+
+#include "nccltest/options.h"
+
+namespace fabric::nccltest {
+namespace {
+
+Result<Options> parse(std::vector<std::string> argv) {
+  CLI::App app;
+  RawOptions raw;
+  add_options(app, raw);
+  std::reverse(argv.begin(), argv.end());
+  app.parse(argv);
+  return validate_options(raw, {});
+}
+
+std::string message(const Result<Options>& r) {
+  return r.ok() ? "" : r.error().message();
+}
+
+TEST(NcclTestOptions, NcclTestsShortOptionsAndSuffixes) {
+  auto o =
+      parse({"-b",  "8",  "-e",    "128M", "-f", "2",  "-n", "5",  "-w", "2",  "-c", "3",  "-o",
+             "max", "-d", "int64", "-a",   "3",  "-z", "1",  "-T", "30", "-g", "1",  "-m", "2"});
+  ASSERT_TRUE(o.ok()) << message(o);
+  EXPECT_EQ(o->sweep.min_bytes, 8u);
+  EXPECT_EQ(o->sweep.max_bytes, 128u << 20);
+  EXPECT_EQ(o->sweep.step_factor, 2u);
+  EXPECT_EQ(o->iters, 5);
+  EXPECT_EQ(o->warmup_iters, 2);
+  EXPECT_EQ(o->check_iters, 3);
+  EXPECT_EQ(o->ops, std::vector<ReduceOp>{ReduceOp::kMax});
+  EXPECT_EQ(o->types, std::vector<DataType>{DataType::kInt64});
+  EXPECT_EQ(o->average, 3);
+  EXPECT_EQ(o->blocking, 1);
+  EXPECT_EQ(o->agg_iters, 2);
+  EXPECT_DOUBLE_EQ(o->timeout_s, 30);
+  auto long_forms = parse({"--minbytes", "1K", "--maxbytes", "1G", "--stepfactor", "4",
+                           "--output_file", "out.json", "--datatype", "double"});
+  ASSERT_TRUE(long_forms.ok()) << message(long_forms);
+  EXPECT_EQ(long_forms->sweep.max_bytes, 1u << 30);
+  EXPECT_EQ(long_forms->json_path, "out.json");
+}
+
+TEST(NcclTestOptions, DefaultsAreNcclTests) {
+  auto o = parse({});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->sweep.min_bytes, 32u << 20);
+  EXPECT_EQ(o->sweep.max_bytes, 32u << 20);
+  EXPECT_EQ(o->iters, 20);
+  EXPECT_EQ(o->warmup_iters, 1);
+  EXPECT_EQ(o->check_iters, 1);
+  EXPECT_EQ(o->average, 1);
+  EXPECT_EQ(o->collective, Collective::kAllReduce);
+  EXPECT_FALSE(o->backend.has_value());
+}
+
+TEST(NcclTestOptions, BadValuesNameTheOptionAndTheValue) {
+  EXPECT_NE(message(parse({"-b", "1G", "-e", "1M"})).find("-b/--minbytes: 1073741824 is above"),
+            std::string::npos);
+  EXPECT_NE(message(parse({"-e", "12Q"})).find("-e/--maxbytes"), std::string::npos);
+  EXPECT_NE(message(parse({"-e", "12Q"})).find("'12Q'"), std::string::npos);
+  EXPECT_NE(message(parse({"-f", "0"})).find("-f/--stepfactor"), std::string::npos);
+  EXPECT_NE(message(parse({"-f", "1.5"})).find("-f/--stepfactor"), std::string::npos);
+  EXPECT_NE(message(parse({"-b", "8", "-e", "64", "-i", "0"})).find("-i/--stepbytes"),
+            std::string::npos);
+  EXPECT_NE(message(parse({"-n", "0"})).find("-n/--iters: 0 is out of range"), std::string::npos);
+  EXPECT_NE(message(parse({"-a", "4"})).find("-a/--average"), std::string::npos);
+  EXPECT_NE(message(parse({"-g", "8"})).find("one rank per GPU"), std::string::npos);
+  EXPECT_NE(message(parse({"-d", "fp8"})).find("'fp8'"), std::string::npos);
+  EXPECT_NE(message(parse({"--collective", "gather"})).find("--collective"), std::string::npos);
+  EXPECT_NE(message(parse({"--min-busbw-pct", "150"})).find("--min-busbw-pct"), std::string::npos);
+  EXPECT_NE(message(parse({"--pairs-size", "1M"})).find("only mean something with --pairs"),
+            std::string::npos);
+  EXPECT_NE(message(parse({"-T", "-1"})).find("-T/--timeout"), std::string::npos);
+}
+
+TEST(NcclTestOptions, TypeOrOpTheBackendLacksNamesBoth) {
+  auto half = parse({"-d", "half"});
+  ASSERT_TRUE(half.ok());
+  auto refused = validate_for_backend(*half, BackendKind::kMpi);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "-d/--datatype: half: the mpi backend has no such type (it has int32, int64, float, "
+            "double)");
+  auto avg = parse({"-o", "avg"});
+  ASSERT_TRUE(avg.ok());
+  auto no_avg = validate_for_backend(*avg, BackendKind::kMpi);
+  ASSERT_FALSE(no_avg.ok());
+  EXPECT_NE(no_avg.error().message().find("avg: the mpi backend has no such operation"),
+            std::string::npos);
+  EXPECT_TRUE(validate_for_backend(*avg, BackendKind::kNccl).ok());
+  // all_gather takes no operation, so -o avg does not matter there.
+  auto gather = parse({"--collective", "all_gather", "-o", "avg"});
+  ASSERT_TRUE(gather.ok());
+  EXPECT_TRUE(validate_for_backend(*gather, BackendKind::kMpi).ok());
+  auto graph = parse({"-G", "10"});
+  ASSERT_TRUE(graph.ok());
+  EXPECT_NE(validate_for_backend(*graph, BackendKind::kMpi).error().message().find("CUDA graphs"),
+            std::string::npos);
+}
+
+TEST(NcclTestOptions, AllTypesAndOpsShrinkToWhatTheBackendHas) {
+  auto all = parse({"-d", "all", "-o", "all"});
+  ASSERT_TRUE(all.ok());
+  Options mpi = *all;
+  ASSERT_TRUE(validate_for_backend(mpi, BackendKind::kMpi).ok());
+  EXPECT_EQ(mpi.types.size(), 4u);
+  EXPECT_EQ(mpi.ops.size(), 4u);
+  Options nccl = *all;
+  ASSERT_TRUE(validate_for_backend(nccl, BackendKind::kNccl).ok());
+  EXPECT_EQ(nccl.types.size(), 6u);
+  EXPECT_EQ(nccl.ops.size(), 5u);
+}
+
+TEST(NcclTestOptions, WorldChecksRootMemoryAndPairs) {
+  auto bcast = parse({"--collective", "broadcast", "-r", "4"});
+  ASSERT_TRUE(bcast.ok());
+  auto root = validate_for_world(*bcast, BackendKind::kMpi, 4, {{"a", 4, std::nullopt}});
+  ASSERT_FALSE(root.ok());
+  EXPECT_EQ(root.error().message(), "-r/--root: 4 is not a rank of this run (0 to 3)");
+
+  auto big = parse({"-b", "1G", "-e", "1G"});
+  ASSERT_TRUE(big.ok());
+  auto memory =
+      validate_for_world(*big, BackendKind::kMpi, 2,
+                         {{"node1", 2, uint64_t{1} << 30}, {"node2", 2, uint64_t{8} << 30}});
+  ASSERT_FALSE(memory.ok());
+  EXPECT_NE(memory.error().message().find("node1 has 1 GiB of memory available per rank"),
+            std::string::npos)
+      << memory.error().message();
+  EXPECT_TRUE(validate_for_world(*big, BackendKind::kMpi, 2, {{"n", 2, uint64_t{8} << 30}}).ok());
+
+  auto huge = parse({"-b", "16G", "-e", "16G"});
+  ASSERT_TRUE(huge.ok());
+  auto ints = validate_for_world(*huge, BackendKind::kMpi, 2, {});
+  ASSERT_FALSE(ints.ok());
+  EXPECT_NE(ints.error().message().find("counts in int"), std::string::npos);
+
+  auto pairs = parse({"--pairs"});
+  ASSERT_TRUE(pairs.ok());
+  auto one_node = validate_for_world(*pairs, BackendKind::kMpi, 4, {{"a", 4, std::nullopt}});
+  ASSERT_FALSE(one_node.ok());
+  EXPECT_NE(one_node.error().message().find("--pairs-by rank"), std::string::npos);
+  auto by_rank = parse({"--pairs", "--pairs-by", "rank"});
+  ASSERT_TRUE(by_rank.ok());
+  EXPECT_TRUE(validate_for_world(*by_rank, BackendKind::kMpi, 4, {{"a", 4, std::nullopt}}).ok());
+}
+
+} // namespace
+} // namespace fabric::nccltest

@@ -1,0 +1,238 @@
+// The text table against nccl-tests' own layout: tests/data/nccltest holds an
+// all_reduce_perf output written from nccl-tests 2.19.6's format strings. Our rendering of
+// the same numbers must be the same bytes, and the parsers in use must read ours as they
+// read theirs.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "nccltest/text_report.h"
+#include "tests/unit/nccltest/nccl_tests_parsers.h"
+
+namespace fabric::nccltest {
+namespace {
+
+using testing::ParsedRun;
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(FABRIC_TEST_DATA_DIR) + "/nccltest/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    out.push_back(line + "\n");
+  return out;
+}
+
+SizeRow row_from(const testing::ParsedRow& p) {
+  SizeRow row;
+  row.bytes = static_cast<std::size_t>(p.size);
+  row.count = static_cast<std::size_t>(p.count);
+  row.type = DataType::kFloat;
+  row.op = p.redop;
+  row.root = p.root;
+  row.out_of_place = {p.oop_time, p.oop_algbw, p.oop_busbw, std::stoll(p.oop_wrong), {}};
+  row.in_place = {p.ip_time, p.ip_algbw, p.ip_busbw, std::stoll(p.ip_wrong), {}};
+  return row;
+}
+
+RunHeader header_like_fixture() {
+  RunHeader h;
+  h.program = "all_reduce_perf";
+  h.nccl_headers = 22807;
+  h.nccl_library = 22807;
+  h.min_bytes = 8;
+  h.max_bytes = 134217728;
+  h.step_factor = 2;
+  h.warmup_iters = 1;
+  h.iters = 20;
+  h.check_iters = 1;
+  h.backend = "nccl";
+  h.backend_reason = "the default here: 8 CUDA devices visible";
+  h.launcher = "mpirun";
+  const char* buses[] = {"18", "2a", "3a", "5d", "9a", "ab", "ba", "db"};
+  for (int i = 0; i < 8; ++i) {
+    RankInfo r;
+    r.rank = i;
+    r.pid = 2342117;
+    r.host = "dgx-a07";
+    r.device = i;
+    r.pci_bus_id = std::string("0000:") + buses[i] + ":00";
+    r.device_name = "NVIDIA H100 80GB HBM3";
+    h.ranks.push_back(r);
+  }
+  return h;
+}
+
+TEST(NcclTestsText, RowsAreTheSameBytesAsNcclTests) {
+  const std::string theirs = fixture("nccl_tests_all_reduce_8gpu.txt");
+  ParsedRun parsed = testing::parse_fixed_13(theirs);
+  ASSERT_EQ(parsed.rows.size(), 25u);
+  std::vector<std::string> their_lines = lines_of(theirs);
+  std::size_t matched = 0;
+  for (const auto& p : parsed.rows) {
+    std::string ours = render_text_row(row_from(p));
+    EXPECT_NE(std::find(their_lines.begin(), their_lines.end(), ours), their_lines.end())
+        << "not in nccl-tests' output: [" << ours << "]";
+    ++matched;
+  }
+  EXPECT_EQ(matched, 25u);
+}
+
+TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
+  const std::vector<std::string> theirs = lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
+  const std::vector<std::string> ours = lines_of(render_text_header(header_like_fixture()));
+  // The version, "Collective test starting" and parameter lines, then (after our own
+  // '#' line) the devices and the three table-header lines, byte for byte.
+  ASSERT_GE(ours.size(), 16u);
+  EXPECT_EQ(ours[0], theirs[0]);
+  EXPECT_EQ(ours[1], theirs[1]);
+  EXPECT_EQ(ours[2].substr(0, 18), theirs[2].substr(0, 18)); // nGpus differs: 1 per rank here
+  EXPECT_EQ(ours[3].rfind("# fabric-nccltest: backend nccl, ", 0), 0u) << ours[3];
+  for (std::size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(ours[ours.size() - 12 + i], theirs[5 + i]);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(ours[ours.size() - 4 + i], theirs[13 + i]) << "line " << i;
+  }
+}
+
+TEST(NcclTestsText, FooterLinesMatchNcclTests) {
+  const std::vector<std::string> theirs = lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
+  RunFooter footer;
+  footer.avg_busbw = 145.825;
+  footer.line_rate.basis = "all ranks on one node: no traffic crosses a NIC";
+  const std::vector<std::string> ours = lines_of(render_text_footer(footer, "all_reduce_perf"));
+  const std::size_t n = theirs.size();
+  EXPECT_EQ(ours[0], theirs[n - 6]); // Out of bounds values
+  EXPECT_EQ(ours[1], theirs[n - 5]); // Avg bus bandwidth, with nccl-tests' trailing space
+  EXPECT_EQ(ours[2].rfind("# Line-rate ceiling    : none (", 0), 0u);
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(ours[3 + i], theirs[n - 4 + i]);
+}
+
+TEST(NcclTestsText, EveryParserReadsOursAsItReadsTheirs) {
+  const std::string theirs = fixture("nccl_tests_all_reduce_8gpu.txt");
+  ParsedRun reference = testing::parse_fixed_13(theirs);
+  std::string ours = render_text_header(header_like_fixture());
+  for (const auto& p : reference.rows)
+    ours += render_text_row(row_from(p));
+  RunFooter footer;
+  footer.avg_busbw = *reference.avg_busbw;
+  footer.line_rate.ceiling_gbytes = 50;
+  footer.line_rate.basis = "slowest node a: 1 NIC, 400 Gb/s in all";
+  footer.failures.push_back(
+      {3, "dgx-a07", 3, 1024, DataType::kFloat, "sum", false, 1, 256, 0, 5, 4});
+  ours += render_text_footer(footer, "all_reduce_perf");
+
+  for (const std::string* text : std::vector<const std::string*>{&theirs, &ours}) {
+    ParsedRun fixed = testing::parse_fixed_13(*text);
+    ParsedRun regex = testing::parse_regex(*text);
+    auto header = testing::parse_header_driven(*text);
+    ASSERT_TRUE(header.has_value());
+    ASSERT_EQ(fixed.rows.size(), reference.rows.size());
+    ASSERT_EQ(regex.rows.size(), reference.rows.size());
+    ASSERT_EQ(header->rows.size(), reference.rows.size());
+    for (std::size_t i = 0; i < reference.rows.size(); ++i) {
+      for (const ParsedRun* run : {&fixed, &regex, &*header}) {
+        EXPECT_EQ(run->rows[i].size, reference.rows[i].size);
+        EXPECT_EQ(run->rows[i].count, reference.rows[i].count);
+        EXPECT_DOUBLE_EQ(run->rows[i].oop_busbw, reference.rows[i].oop_busbw);
+        EXPECT_DOUBLE_EQ(run->rows[i].ip_time, reference.rows[i].ip_time);
+        EXPECT_EQ(run->rows[i].ip_wrong, "0");
+      }
+    }
+    for (const ParsedRun* run : {&fixed, &regex, &*header}) {
+      ASSERT_TRUE(run->avg_busbw.has_value());
+      EXPECT_DOUBLE_EQ(*run->avg_busbw, *reference.avg_busbw);
+      EXPECT_EQ(run->out_of_bounds, 0);
+      EXPECT_EQ(run->out_of_bounds_verdict, "OK");
+    }
+  }
+}
+
+TEST(NcclTestsText, WideNumbersStayFixedPointAndKeepThirteenTokens) {
+  SizeRow row;
+  row.bytes = 17179869184ull; // 16 GiB
+  row.count = 4294967296ull;
+  row.op = "sum";
+  row.out_of_place = {123456789.5, 0.139, 0.243, 1234567, {}};
+  row.in_place = {99999999.0, 1234567.891, 2160493.8, std::nullopt, {}};
+  std::string line = render_text_row(row);
+  EXPECT_EQ(line.find('e'), std::string::npos) << line; // no exponent anywhere
+  auto t = testing::tokens(line);
+  ASSERT_EQ(t.size(), 13u) << line;
+  EXPECT_EQ(t[5], "123456790"); // nccl-tests would print 1.2e+08
+  EXPECT_EQ(t[8], "1234567");   // nccl-tests' %6g would print 1.23457e+06
+  EXPECT_EQ(t[12], "N/A");
+  EXPECT_EQ(testing::parse_regex(line).rows.size(), 1u);
+}
+
+TEST(NcclTestsText, FixedFieldFollowsNcclTestsPrecisionSteps) {
+  EXPECT_EQ(fixed_field(11.234, 7), "  11.23");
+  EXPECT_EQ(fixed_field(12345.67, 7), "12345.7");
+  EXPECT_EQ(fixed_field(1234567.4, 7), "1234567");
+  EXPECT_EQ(fixed_field(0.004, 6), "  0.00");
+  EXPECT_EQ(fixed_field(999.999, 6), "1000.0");
+}
+
+TEST(NcclTestsText, FixedGIsPercentGWithoutExponent) {
+  EXPECT_EQ(fixed_g(145.825), "145.825");
+  EXPECT_EQ(fixed_g(0), "0");
+  EXPECT_EQ(fixed_g(12.5), "12.5");
+  EXPECT_EQ(fixed_g(1234567.0), "1234567");
+  EXPECT_EQ(fixed_g(0.0000123456), "0.0000123456");
+}
+
+TEST(NcclTestsText, PerRankFailuresAndThresholdVerdictAreCommentLines) {
+  RunFooter footer;
+  footer.out_of_bounds = 2;
+  footer.avg_busbw = 3.5;
+  footer.threshold.min_busbw = 5;
+  footer.judged_busbw = 3.4;
+  footer.judged_on = "sizes >= 64 MiB";
+  footer.threshold_ok = false;
+  footer.failures.push_back(
+      {2, "node3", -1, 1048576, DataType::kInt32, "sum", true, 7, 262144, 9, 12, 13});
+  std::string text = render_text_footer(footer, "all_reduce_perf");
+  for (const std::string& line : lines_of(text)) {
+    if (line != "\n") {
+      EXPECT_EQ(line[0], '#') << line;
+    }
+  }
+  EXPECT_NE(
+      text.find("rank 2 (node3, host memory): 7 of 262144 elements wrong, 1048576 B int32 sum "
+                "in-place, first at element 9: got 12, expected 13"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# Out of bounds values : 2 FAILED\n"), std::string::npos);
+  EXPECT_NE(text.find("# Avg bus bandwidth    : 3.5 FAILED\n"), std::string::npos);
+  EXPECT_NE(text.find("# Busbw threshold      : 3.4 GB/s average over sizes >= 64 MiB, required 5 "
+                      "GB/s: FAILED"),
+            std::string::npos)
+      << text;
+}
+
+TEST(NcclTestsText, DeviceLineHasRoomForNicAndTopology) {
+  RankInfo r;
+  r.rank = 3;
+  r.pid = 4242;
+  r.host = "node7";
+  r.device = -1;
+  r.pci_bus_id = "host";
+  r.device_name = "host memory";
+  r.nic = NicInfo{"mlx5_0/1", "RDMA port rate", 100};
+  r.topology = "mlx5_0 PIX";
+  EXPECT_EQ(render_device_line(r),
+            "#  Rank  3 Group  0 Pid   4242 on      node7 device -1 [host] host memory | nic "
+            "mlx5_0/1 100 Gb/s (RDMA port rate) | topo mlx5_0 PIX\n");
+}
+
+} // namespace
+} // namespace fabric::nccltest
