@@ -238,6 +238,7 @@ Result<Config> parse_document(const YAML::Node& root) {
     if (const Field* f = get(c, "pfc")) FABRIC_TRY(parse_netdev_collector(*f, config.pfc));
     if (const Field* f = get(c, "dcb")) FABRIC_TRY(parse_netdev_collector(*f, config.dcb));
     if (const Field* f = get(c, "textfile")) {
+      config.textfile.enabled = true; // a section that is there means "on" unless it says
       FABRIC_TRY(parse_textfile(*f, config.textfile));
       if (config.textfile.enabled && config.textfile.directory.empty())
         return invalid(*f, "textfile needs a directory (or enabled: false)");

@@ -16,7 +16,7 @@ uint64_t fnv1a64(std::string_view data) {
 std::string hex_hash(std::string_view data, unsigned digits) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(data)));
-  return std::string(buf + 16 - (digits > 16 ? 16 : digits));
+  return std::string(buf, digits > 16 ? 16 : digits); // the high digits mix best
 }
 
 } // namespace fabric::exporters

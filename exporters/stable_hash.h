@@ -10,7 +10,7 @@ namespace fabric::exporters {
 
 // FNV-1a, 64 bits.
 uint64_t fnv1a64(std::string_view data);
-// The low `digits` hex digits of fnv1a64(data), lowercase.
+// The first (high) `digits` hex digits of fnv1a64(data), lowercase.
 std::string hex_hash(std::string_view data, unsigned digits = 16);
 
 } // namespace fabric::exporters
