@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
 
 #include "common/log.h"
 #include "exporters/iptables.h"
@@ -277,35 +276,47 @@ Result<void> AccountingCollector::collect(MetricSink& sink) {
   reconciles.add({{"result", "unchanged"}}, counts.unchanged);
   reconciles.add({{"result", "failed"}}, counts.failed);
 
-  std::unordered_map<std::string_view, const NfacctCounter*> by_name;
-  by_name.reserve(objects.size());
-  for (const auto& object : objects)
-    by_name.emplace(object.name, &object);
+  // The dump's objects in plan order. The kernel lists objects in the order they were
+  // made, which is the plan's order unless pods came and went: try the next one first.
+  std::vector<const NfacctCounter*> found(plan->counters.size(), nullptr);
+  std::size_t next = 0;
+  for (const auto& object : objects) {
+    if (next < plan->counters.size() && plan->counters[next].first == object.name) {
+      found[next++] = &object;
+      continue;
+    }
+    auto it = plan->index.find(object.name);
+    if (it == plan->index.end()) continue;
+    found[it->second] = &object;
+    next = it->second + 1;
+  }
   auto bytes = sink.counter("fabric_pod_traffic_bytes_total",
                             "Bytes (IP packet lengths) a pod sent (tx) or received (rx), by the "
                             "traffic class of the other end.");
   auto packets = sink.counter("fabric_pod_traffic_packets_total",
                               "Packets a pod sent (tx) or received (rx), by the traffic class of "
                               "the other end.");
+  bytes.reserve(plan->counters.size());
+  packets.reserve(plan->counters.size());
   std::size_t missing = 0;
-  for (const auto& [name, counter] : plan->counters) {
-    auto it = by_name.find(name);
-    if (it == by_name.end()) {
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (found[i] == nullptr) {
       ++missing; // removed by hand; the next reconcile makes it again
       continue;
     }
-    Labels labels{{"namespace", counter.pod_namespace},
-                  {"pod", counter.pod_name},
-                  {"class", counter.traffic_class},
-                  {"direction", counter.direction}};
     // Both series of a counter or neither, so a budget cut never leaves bytes without
     // packets.
     if (sink.room() < 2) {
       sink.count_dropped(2);
       continue;
     }
-    bytes.add(labels, static_cast<double>(it->second->bytes));
-    packets.add(std::move(labels), static_cast<double>(it->second->packets));
+    const AccountingCounter& counter = plan->counters[i].second;
+    Labels labels{{"namespace", counter.pod_namespace},
+                  {"pod", counter.pod_name},
+                  {"class", counter.traffic_class},
+                  {"direction", counter.direction}};
+    bytes.add(labels, static_cast<double>(found[i]->bytes));
+    packets.add(std::move(labels), static_cast<double>(found[i]->packets));
   }
   if (missing > 0)
     sink.error(std::to_string(missing) + " nfacct object(s) of the plan are missing");

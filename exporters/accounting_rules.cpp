@@ -63,6 +63,9 @@ FamilyRules family_rules(int family, const std::vector<TrafficClass>& classes, u
     w.chain(chain);
   classify(w, kDstChain, "-d", family, classes, mask);
   classify(w, kSrcChain, "-s", family, classes, mask);
+  // The host's own loopback traffic is no pod's, and must not pay for the pod rules.
+  w.rule(kTxChain, "-i lo -j RETURN");
+  w.rule(kRxChain, "-o lo -j RETURN");
   w.rule(kTxChain, "-j " + std::string(kDstChain));
   w.rule(kRxChain, "-j " + std::string(kSrcChain));
   for (const auto& pod : pods) {
@@ -159,6 +162,9 @@ AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_
       }
     }
   }
+  plan.index.reserve(plan.counters.size());
+  for (std::size_t i = 0; i < plan.counters.size(); ++i)
+    plan.index.emplace(plan.counters[i].first, i);
   return plan;
 }
 

@@ -3,9 +3,11 @@
 //
 // In the mangle table, for each address family that has pod addresses:
 //
-//   PREROUTING  -> FABRIC-ACCT-TX: mark the packet with its destination's class, then
+//   PREROUTING  -> FABRIC-ACCT-TX: (loopback returns at once) mark the packet with its
+//                  destination's class, then
 //                  for each pod address -s ADDR -> the pod's FABRIC-ACCT-P<id>-T chain
-//   POSTROUTING -> FABRIC-ACCT-RX: mark with the source's class, for each pod address
+//   POSTROUTING -> FABRIC-ACCT-RX: (loopback returns) mark with the source's class, for each
+//                  pod address
 //                  -d ADDR -> FABRIC-ACCT-P<id>-R, then mark with the destination's class
 //   FABRIC-ACCT-P<id>-T/-R: one rule per class, -m mark --mark CLASS/MASK -m nfacct
 //
@@ -22,6 +24,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "exporters/config.h"
@@ -61,11 +65,19 @@ struct FamilyRules {
 };
 
 struct AccountingPlan {
+  AccountingPlan() = default;
+  AccountingPlan(AccountingPlan&&) = default; // moves keep `index` valid; copies would not
+  AccountingPlan& operator=(AccountingPlan&&) = default;
+  AccountingPlan(const AccountingPlan&) = delete;
+
   FamilyRules v4;
   FamilyRules v6;
   // nfacct object name -> what it counts, in pod order (namespace, name), then class, tx
   // before rx.
   std::vector<std::pair<std::string, AccountingCounter>> counters;
+  // Object name -> its position in `counters`, so a scrape matches a dump without building
+  // a map of its own. The keys view the names in `counters`: the plan is not copied.
+  std::unordered_map<std::string_view, std::size_t> index;
   std::size_t pods = 0;
   std::string hash; // of both rule sets; recorded in FABRIC-ACCT-TX as a comment
 };

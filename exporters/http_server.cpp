@@ -5,7 +5,6 @@
 #include <CivetServer.h>
 #include <civetweb.h>
 #include <prometheus/exposer.h>
-#include <prometheus/text_serializer.h>
 
 #include <charconv>
 #include <cstring>
@@ -15,6 +14,7 @@
 
 #include "common/build_info.h"
 #include "common/log.h"
+#include "exporters/exposition.h"
 #include "exporters/gzip.h"
 
 namespace fabric::exporters {
@@ -136,7 +136,7 @@ std::shared_ptr<Exposition> SharedScrape::get() {
   running_ = true;
   lock.unlock();
   auto exposition = std::make_shared<Exposition>();
-  exposition->text = prometheus::TextSerializer().Serialize(collect_());
+  exposition->text = render_text(collect_());
   lock.lock();
   last_ = exposition;
   running_ = false;

@@ -4,10 +4,11 @@
 // prometheus-cpp 1.0.1's own /metrics handler is not used: it answers with
 // "Content-Type: text/plain; charset=utf-8" (no format version), adds exposer_* families
 // outside the fabric_ namespace, and collects under one lock per request. Requests are
-// answered from civetweb's begin_request hook instead, with prometheus-cpp's TextSerializer
-// and the right Content-Type (text format 0.0.4; 1.0.1 has no OpenMetrics serializer, and
-// Prometheus falls back to 0.0.4 when offered it). Concurrent scrapes share one
-// collection: a request that arrives while one runs waits for it and gets its result.
+// answered from civetweb's begin_request hook instead, in text format 0.0.4
+// (exposition.h) with its Content-Type; 1.0.1 has no OpenMetrics serializer, and
+// Prometheus takes 0.0.4 when it asked for OpenMetrics and got text. Concurrent scrapes
+// share one collection: a request that arrives while one runs waits for it and gets its
+// result.
 //
 // civetweb gives each connection a worker thread while it reads the request; a client
 // that connects and sends nothing holds one worker until request_timeout, so `threads`

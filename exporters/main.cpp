@@ -1,17 +1,18 @@
 // fabric-exporter: Prometheus metrics for RDMA ports, PFC pause, DCB state, per-pod traffic
 // and textfiles. This file parses arguments and handles signals; the work is in the
 // fabric_exporters library.
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <pthread.h>
-
-#include <prometheus/text_serializer.h>
 
 #include "common/cli.h"
 #include "common/log.h"
 #include "exporters/accounting.h"
 #include "exporters/config.h"
 #include "exporters/exporter.h"
+#include "exporters/exposition.h"
 #include "exporters/http_server.h"
 
 namespace {
@@ -101,6 +102,11 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // A large allocation (a scrape's families and text: megabytes at 20,000 series) gets
+  // its own mapping and goes back to the system when freed. glibc would otherwise raise
+  // this threshold after the first such free and keep later ones in each thread's arena.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGHUP);
@@ -110,7 +116,7 @@ int main(int argc, char** argv) {
 
   fabric::exporters::Exporter exporter(std::move(*config));
   if (o.once) {
-    std::string text = prometheus::TextSerializer().Serialize(exporter.scrape());
+    std::string text = fabric::exporters::render_text(exporter.scrape());
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
   }

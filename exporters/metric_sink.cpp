@@ -1,5 +1,7 @@
 #include "exporters/metric_sink.h"
 
+#include <algorithm>
+
 namespace fabric::exporters {
 
 MetricSink::Family MetricSink::family(std::string_view name, std::string_view help,
@@ -42,6 +44,11 @@ bool MetricSink::Family::add(prometheus::ClientMetric metric) {
   if (!sink_->admit()) return false;
   sink_->families_[index_].metric.push_back(std::move(metric));
   return true;
+}
+
+void MetricSink::Family::reserve(std::size_t n) {
+  auto& metrics = sink_->families_[index_].metric;
+  metrics.reserve(metrics.size() + std::min(n, sink_->room()));
 }
 
 void MetricSink::error(std::string what) {

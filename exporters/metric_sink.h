@@ -26,6 +26,8 @@ public:
     bool add(Labels labels, double value);
     // A whole sample (summaries and histograms).
     bool add(prometheus::ClientMetric metric);
+    // Room for `n` more series, when the collector knows how many it will add.
+    void reserve(std::size_t n);
 
   private:
     friend class MetricSink;

@@ -66,7 +66,8 @@ TEST(AccountingRules, ClassifyFirstClassLastSoItWinsThenCountPerPodAndClass) {
       has_line(v4, "-A FABRIC-ACCT-TX -m comment --comment \"" + plan_comment(plan.hash) + "\""));
   EXPECT_TRUE(plan.v6.restore.empty()) << "no pod has an IPv6 address";
   EXPECT_EQ(plan.v4.rules_per_chain.at(tx), 3u);
-  EXPECT_EQ(plan.v4.rules_per_chain.at("FABRIC-ACCT-TX"), 3u) << "comment, classify, one pod";
+  EXPECT_EQ(plan.v4.rules_per_chain.at("FABRIC-ACCT-TX"), 4u)
+      << "comment, loopback, classify, a pod";
   ASSERT_EQ(plan.counters.size(), 6u) << "3 classes x 2 directions";
   EXPECT_EQ(plan.counters[0].second.traffic_class, "external");
   EXPECT_EQ(plan.counters[0].second.direction, "tx");
