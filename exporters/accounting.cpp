@@ -112,6 +112,10 @@ AccountingReconciler::start(const AccountingConfig& config, bool loop) {
 }
 
 AccountingReconciler::~AccountingReconciler() {
+  stop();
+}
+
+void AccountingReconciler::stop() {
   {
     std::lock_guard lock(stop_mutex_);
     stop_ = true;

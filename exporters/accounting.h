@@ -32,6 +32,10 @@ public:
                                                              bool loop = true);
   ~AccountingReconciler();
   AccountingReconciler(const AccountingReconciler&) = delete;
+
+  // Ends the reconcile loop and waits for a pass in progress; plan() still answers. A
+  // reload stops the old reconciler before it starts a new one, so two never write rules.
+  void stop();
   AccountingReconciler& operator=(const AccountingReconciler&) = delete;
 
   // One pass; passes never overlap.

@@ -51,31 +51,26 @@ void add_collectors(Scraper& scraper, const Config& config,
 }
 
 Exporter::Exporter(Config config) : config_(std::move(config)) {
-  start_accounting(nullptr);
-  build();
+  accounting_ = accounting_for(config_);
+  scraper_ = std::make_shared<Scraper>();
+  add_collectors(*scraper_, config_, accounting_);
   last_reload_seconds_ = static_cast<double>(std::time(nullptr));
 }
 
 Exporter::~Exporter() = default;
 
-void Exporter::start_accounting(const AccountingConfig* previous) {
-  if (previous != nullptr && *previous == config_.accounting && accounting_) return;
-  accounting_.reset(); // stops the old reconcile loop before a new one starts
-  if (!config_.accounting.enabled) return;
-  auto started = AccountingReconciler::start(config_.accounting);
+std::shared_ptr<AccountingReconciler> Exporter::accounting_for(const Config& config) {
+  if (accounting_ && config.accounting == config_.accounting) return accounting_;
+  if (accounting_) accounting_->stop(); // the old scraper may still read its plan
+  if (!config.accounting.enabled) return nullptr;
+  auto started = AccountingReconciler::start(config.accounting);
   if (!started.ok()) {
     log::report_error("fabric-exporter",
                       std::move(started).error().with_context(
                           "per-pod accounting is off; the other collectors run"));
-    return;
+    return nullptr;
   }
-  accounting_ = std::move(*started);
-}
-
-void Exporter::build() {
-  auto scraper = std::make_shared<Scraper>();
-  add_collectors(*scraper, config_, accounting_);
-  scraper_ = std::move(scraper);
+  return std::move(*started);
 }
 
 std::vector<prometheus::MetricFamily> Exporter::scrape() {
@@ -107,8 +102,9 @@ std::vector<prometheus::MetricFamily> Exporter::scrape() {
 
 Result<void> Exporter::reload(const std::string& path) {
   auto config = load_config(path);
-  std::lock_guard lock(mutex_);
+  std::lock_guard reloading(reload_mutex_);
   if (!config.ok()) {
+    std::lock_guard lock(mutex_);
     last_reload_ok_ = false;
     return std::move(config).error().with_context("reloading the configuration; the previous "
                                                   "one stays in use");
@@ -118,10 +114,14 @@ Result<void> Exporter::reload(const std::string& path) {
                  config->http.listen);
     config->http = config_.http;
   }
-  const AccountingConfig previous = config_.accounting;
+  // Built outside mutex_: starting accounting runs iptables, and scrapes go on meanwhile.
+  auto accounting = accounting_for(*config);
+  auto scraper = std::make_shared<Scraper>();
+  add_collectors(*scraper, *config, accounting);
+  std::lock_guard lock(mutex_);
   config_ = std::move(*config);
-  start_accounting(&previous);
-  build();
+  accounting_ = std::move(accounting);
+  scraper_ = std::move(scraper);
   last_reload_ok_ = true;
   last_reload_seconds_ = static_cast<double>(std::time(nullptr));
   return Ok();

@@ -31,12 +31,12 @@ public:
   const Config& config() const { return config_; }
 
 private:
-  void build();
-  // Starts accounting when the configuration enables it, keeping the running reconciler
-  // when its configuration did not change.
-  void start_accounting(const AccountingConfig* previous);
+  // The reconciler for `config`: the running one when its configuration did not change,
+  // else a new one (the old one stopped first); null when accounting is off or failed.
+  std::shared_ptr<AccountingReconciler> accounting_for(const Config& config);
 
-  std::mutex mutex_; // guards the swap of scraper_ and the reload state
+  std::mutex reload_mutex_; // one reload at a time; config_ and accounting_ change under it
+  std::mutex mutex_;        // guards the swap of scraper_ and the reload state
   Config config_;
   std::shared_ptr<Scraper> scraper_;
   std::shared_ptr<AccountingReconciler> accounting_;

@@ -136,7 +136,13 @@ std::shared_ptr<Exposition> SharedScrape::get() {
   running_ = true;
   lock.unlock();
   auto exposition = std::make_shared<Exposition>();
-  exposition->text = render_text(collect_());
+  try {
+    exposition->text = render_text(collect_());
+  } catch (const std::exception& e) {
+    // Out of memory, most likely; the waiting requests must not wait forever.
+    spdlog::error("scrape failed: {}", e.what());
+    exposition->failed = true;
+  }
   lock.lock();
   last_ = exposition;
   running_ = false;
@@ -199,6 +205,8 @@ int HttpServer::handle(mg_connection* conn) {
   }
   if (uri == "/metrics") {
     std::shared_ptr<Exposition> exposition = scrape_.get();
+    if (exposition->failed)
+      return respond(conn, 500, "text/plain; charset=utf-8", "scrape failed; see the log\n", head);
     if (accepts_gzip(mg_get_header(conn, "Accept-Encoding"))) {
       std::call_once(exposition->gzip_once, [&] {
         auto compressed = gzip_compress(exposition->text);

@@ -51,6 +51,7 @@ Result<std::string> civetweb_listen_spec(const std::string& listen);
 // One serialized exposition, shared by the requests that asked for it at the same time.
 struct Exposition {
   std::string text;
+  bool failed = false; // the collection threw (out of memory): answered with 500
   std::once_flag gzip_once;
   std::string gzip; // empty when compression failed: the plain text is served
 };
