@@ -56,107 +56,15 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/yaml_fields.h"
+
 #include "common/units.h"
 
 namespace fabric::pfc {
 namespace {
 
-// Where a value is in the profile: errors name the path and the 1-based line of the key (or
-// list item) that holds it. The key's line, because a value left empty has no line of its own.
-struct Where {
-  std::string path;
-  YAML::Mark mark;
-};
+using namespace yaml;
 
-// A value and where it is. Fields are copied, never assigned: assigning to a YAML::Node that
-// is already bound overwrites the document's node instead of rebinding the handle.
-struct Field : Where {
-  YAML::Node node;
-};
-
-std::string line_of(const YAML::Mark& mark) {
-  return std::to_string(mark.line + 1);
-}
-
-Error invalid(const Where& f, std::string what) {
-  // The document itself, and keys at its top level that are not even text, have no path.
-  std::string path = f.path.empty() ? "profile" : f.path;
-  return Error(ErrorCode::kInvalidConfig, path + " (line " + line_of(f.mark) + ")",
-               std::move(what));
-}
-
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-  case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
-  case YAML::NodeType::Sequence: return "a list";
-  case YAML::NodeType::Map: return "a map";
-  default: return "nothing";
-  }
-}
-
-Field list_item(const Field& list, std::size_t i) {
-  YAML::Node node = list.node[i];
-  return {{list.path + "[" + std::to_string(i) + "]", node.Mark()}, node};
-}
-
-// One entry of a map: the key and the value share the entry's path and the key's line.
-struct Entry {
-  Field key;
-  Field value;
-};
-
-Result<std::vector<Entry>> map_entries(const Field& f, const std::string& holds) {
-  if (!f.node.IsMap()) return invalid(f, "must be a map of " + holds + ", not " + describe(f.node));
-  std::vector<Entry> entries;
-  for (const auto& kv : f.node) {
-    if (!kv.first.IsScalar()) {
-      return invalid({f.path, kv.first.Mark()},
-                     "keys must be plain values, not " + describe(kv.first));
-    }
-    std::string path = f.path.empty() ? kv.first.Scalar() : f.path + "." + kv.first.Scalar();
-    entries.push_back({{{path, kv.first.Mark()}, kv.first}, {{path, kv.first.Mark()}, kv.second}});
-  }
-  return entries;
-}
-
-// A map of named keys. yaml-cpp keeps both copies of a repeated key and its lookups find
-// the first, so a repeat would silently lose a setting: it is an error here.
-using Section = std::map<std::string, Field, std::less<>>;
-
-Result<Section> open_section(const Field& f, const std::vector<std::string_view>& allowed) {
-  FABRIC_ASSIGN_OR_RETURN(auto entries, map_entries(f, "settings"));
-  Section section;
-  for (Entry& e : entries) {
-    const std::string& key = e.key.node.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string names;
-      for (std::string_view name : allowed)
-        names += (names.empty() ? "" : ", ") + std::string(name);
-      return invalid(e.key, "unknown key '" + key + "'; allowed here: " + names);
-    }
-    if (auto it = section.find(key); it != section.end()) {
-      return invalid(e.key, "'" + key + "' is given twice (first on line " +
-                                line_of(it->second.mark) + ")");
-    }
-    if (e.value.node.IsNull()) return invalid(e.value, "has no value");
-    section.emplace(key, std::move(e.value));
-  }
-  return section;
-}
-
-const Field* get(const Section& section, std::string_view key) {
-  auto it = section.find(key);
-  return it == section.end() ? nullptr : &it->second;
-}
-
-// What a number means, for range checks and their messages.
-struct Range {
-  std::string_view noun;
-  uint64_t min;
-  uint64_t max;
-  bool hex = false;
-  std::string_view unit = "";
-};
 constexpr Range kPriority{"priority", 0, 7};
 constexpr Range kTc{"TC", 0, 7};
 constexpr Range kBuffer{"buffer", 0, 7};
@@ -167,83 +75,6 @@ constexpr Range kShare{"share", 0, 100, false, "%"};
 constexpr Range kDelay{"delay", 0, 65535};
 constexpr Range kTos{"ToS", 0, 255};
 constexpr Range kTrafficClass{"traffic class", 0, 255};
-
-std::string show(uint64_t value, const Range& range) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, range.hex ? "0x%llx" : "%llu",
-                static_cast<unsigned long long>(value));
-  return buf;
-}
-
-// YAML 1.2 core-schema integers: decimal (a leading 0 stays decimal), 0x hex, 0o octal.
-std::optional<uint64_t> parse_integer(std::string_view text) {
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) base = 16;
-  if (text.size() > 2 && text[0] == '0' && text[1] == 'o') base = 8;
-  if (base != 10) text.remove_prefix(2);
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return {};
-  return value;
-}
-
-Result<uint64_t> read_number(const Field& f, const Range& range) {
-  std::string noun(range.noun);
-  if (!f.node.IsScalar()) return invalid(f, noun + " must be a number, not " + describe(f.node));
-  std::string_view text = f.node.Scalar();
-  bool negative = text.starts_with('-');
-  std::optional<uint64_t> value = parse_integer(negative ? text.substr(1) : text);
-  if (!value) return invalid(f, noun + " must be a whole number, not " + describe(f.node));
-  if ((negative && *value != 0) || *value < range.min || *value > range.max) {
-    return invalid(f, noun + " " + std::string(text) + std::string(range.unit) +
-                          " is out of range " + show(range.min, range) + "-" +
-                          show(range.max, range) + std::string(range.unit));
-  }
-  return *value;
-}
-
-// A reader of numbers in `range` as T, for read_into and read_per_index.
-template <typename T> auto number_as(const Range& range) {
-  return [range](const Field& f) -> Result<T> {
-    FABRIC_ASSIGN_OR_RETURN(uint64_t value, read_number(f, range));
-    return static_cast<T>(value);
-  };
-}
-
-// Sets `out` with `read` from the section's `key`, when the profile names it.
-template <typename T, typename Read>
-Result<void> read_into(const Section& section, std::string_view key, std::optional<T>& out,
-                       Read read) {
-  const Field* f = get(section, key);
-  if (f == nullptr) return Ok();
-  FABRIC_ASSIGN_OR_RETURN(out, read(*f));
-  return Ok();
-}
-
-Result<std::string> read_text(const Field& f) {
-  if (!f.node.IsScalar()) return invalid(f, "must be text, not " + describe(f.node));
-  return f.node.Scalar();
-}
-
-// Only YAML 1.2's true/false: YAML 1.1's yes/no/on/off are too easy to write by accident.
-Result<bool> read_bool(const Field& f) {
-  const std::string text = f.node.IsScalar() ? f.node.Scalar() : "";
-  if (text == "true" || text == "True" || text == "TRUE") return true;
-  if (text == "false" || text == "False" || text == "FALSE") return false;
-  return invalid(f, "must be true or false, not " + describe(f.node));
-}
-
-// Names that become sysfs directories. Netdevs follow the kernel's dev_valid_name():
-// IFNAMSIZ-1 bytes, no '/', ':' or whitespace, not . or ..; RDMA devices IB_DEVICE_NAME_MAX-1.
-Result<std::string> read_device_name(const Field& f, const std::string& what, std::size_t max) {
-  FABRIC_ASSIGN_OR_RETURN(std::string name, read_text(f));
-  if (name.empty() || name.size() > max || name == "." || name == ".." ||
-      name.find_first_of("/: \t\n\r\f\v") != std::string::npos) {
-    return invalid(f, what + " '" + name + "' must be 1-" + std::to_string(max) +
-                          " characters without '/', ':' or whitespace");
-  }
-  return name;
-}
 
 // A list of priorities, each at most once, as a bitmask (bit p = priority p).
 Result<uint8_t> read_priority_set(const Field& f) {
@@ -549,7 +380,7 @@ Result<void> parse_rdma(const Field& f, DesiredConfig& out) {
 }
 
 Result<Profile> parse_document(const YAML::Node& root) {
-  Field top{{"profile", root.Mark()}, root};
+  Field top{{"profile", root.Mark(), "profile"}, root};
   if (!root.IsMap()) {
     return invalid(top, "must be a map of sections (pfc, ets, app, ...), not " + describe(root));
   }
@@ -586,15 +417,8 @@ Result<Profile> parse_document(const YAML::Node& root) {
 } // namespace
 
 Result<Profile> parse_profile(const std::string& text, const std::string& source_name) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    std::string where = e.mark.is_null() ? ""
-                                         : "line " + line_of(e.mark) + ", column " +
-                                               std::to_string(e.mark.column + 1) + ": ";
-    return Error(ErrorCode::kDecode, source_name, where + e.msg);
-  }
+  FABRIC_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
+                          yaml::parse_documents(text, source_name));
   Result<Profile> profile = [&]() -> Result<Profile> {
     if (documents.empty() || documents[0].IsNull()) {
       return Error(ErrorCode::kInvalidConfig, "profile (line 1)",

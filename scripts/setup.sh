@@ -15,12 +15,16 @@ BUILD_PACKAGES=(
   rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev
+  prometheus-cpp-dev libcivetweb-dev zlib1g-dev libnetfilter-acct-dev libmnl-dev
 )
 # Tests on the host: namespaces, veth, the tools the netns tier drives, jq for the demo,
 # the reference CNI plugins (host-local and static IPAM, macvlan as the benchmark's peer),
-# iperf3 as the TCP probe's peer, clang for the CNI parsers' libFuzzer target, and
-# chromium, headless, to check that the demo's report renders.
-HOST_TEST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iperf3 clang chromium)
+# iperf3 as the TCP probe's peer, clang for the CNI parsers' libFuzzer target; for the
+# exporter: both iptables backends and nfacct (accounting), a real Prometheus server and
+# promtool, curl, and node_exporter as the RDMA collector's peer in benchmarks; chromium,
+# headless, to check that the demo's report renders.
+HOST_TEST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iperf3 clang
+  iptables nfacct prometheus prometheus-node-exporter curl chromium)
 # The soft-RoCE lab (scripts/lab.sh): a Debian kernel that ships rdma_rxe, QEMU, the
 # initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer);
 # sshd, which a lab node runs with throw-away keys so that mpirun can start ranks on it.

@@ -1,0 +1,330 @@
+#include "exporters/accounting.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/log.h"
+#include "exporters/iptables.h"
+#include "exporters/nfacct.h"
+
+namespace fabric::exporters {
+namespace {
+
+constexpr int kFamilies[] = {AF_INET, AF_INET6};
+
+int family_index(int family) {
+  return family == AF_INET ? 0 : 1;
+}
+
+std::string join(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines)
+    out += line + "\n";
+  return out;
+}
+
+// What iptables-save shows of ours: our chains' rules and the jumps into them.
+std::string snapshot_of(const SavedTable& saved) {
+  return join(saved.our_rules) + join(saved.jump_rules);
+}
+
+// Whether `saved` is what `rules` would install, judged by what survives any formatting
+// iptables-save applies: the plan's hash comment, each chain's rule count, one jump each.
+bool matches_plan(const SavedTable& saved, const FamilyRules& rules, const std::string& hash) {
+  const std::string comment = plan_comment(hash);
+  if (std::none_of(saved.our_rules.begin(), saved.our_rules.end(),
+                   [&](const std::string& r) { return r.find(comment) != std::string::npos; }))
+    return false;
+  std::map<std::string, std::size_t> counts;
+  for (const auto& chain : saved.our_chains)
+    counts[chain] = 0;
+  for (const auto& rule : saved.our_rules) {
+    const std::size_t start = 3; // "-A "
+    ++counts[rule.substr(start, rule.find(' ', start) - start)];
+  }
+  if (counts != rules.rules_per_chain) return false;
+  for (const Jump& jump : kJumps) {
+    const std::string line = "-A " + std::string(jump.chain) + " " + jump_rule_spec(jump);
+    if (std::count(saved.jump_rules.begin(), saved.jump_rules.end(), line) != 1) return false;
+  }
+  return saved.jump_rules.size() == std::size(kJumps);
+}
+
+// Lines that remove the jumps in `saved` and every chain of ours not in `keep`.
+std::string removals(const SavedTable& saved, const std::map<std::string, std::size_t>& keep) {
+  std::string out;
+  for (const auto& jump : saved.jump_rules)
+    out += "-D" + jump.substr(2) + "\n";
+  for (const auto& chain : saved.our_chains) {
+    if (!keep.count(chain)) out += "-X " + chain + "\n";
+  }
+  return out;
+}
+
+// Declarations that empty the chains of ours not in `keep`, so they can be deleted.
+std::string flushes(const SavedTable& saved, const std::map<std::string, std::size_t>& keep) {
+  std::string out;
+  for (const auto& chain : saved.our_chains) {
+    if (!keep.count(chain)) out += ":" + chain + " - [0:0]\n";
+  }
+  return out;
+}
+
+Result<SavedTable> save_mangle(Backend backend, int family) {
+  FABRIC_ASSIGN_OR_RETURN(std::string text, iptables_save(backend, family, "mangle"));
+  return parse_saved_table(text, "mangle");
+}
+
+} // namespace
+
+Result<std::shared_ptr<AccountingReconciler>>
+AccountingReconciler::start(const AccountingConfig& config, bool loop) {
+  {
+    FABRIC_ASSIGN_OR_RETURN(NfacctSocket probe, NfacctSocket::open());
+    auto dumped = probe.dump(kNfacctPrefix);
+    if (!dumped.ok()) return std::move(dumped).error().with_context("checking nfacct access");
+  }
+  Backend backend = config.backend;
+  if (backend == Backend::kAuto) {
+    FABRIC_ASSIGN_OR_RETURN(backend, detect_backend());
+  }
+  if (config.check_mark_conflicts) {
+    FABRIC_ASSIGN_OR_RETURN(auto conflicts, find_mark_conflicts(config.mark_mask));
+    if (!conflicts.empty()) {
+      char bits[16];
+      std::snprintf(bits, sizeof bits, "0x%x", conflicts.front().bits & config.mark_mask);
+      return Error(ErrorCode::kInvalidConfig,
+                   "checking mark mask " + mark_spec(0, config.mark_mask).substr(4),
+                   std::to_string(conflicts.size()) + " rule(s) on this host use its bits; " +
+                       conflicts.front().where + ": '" + conflicts.front().rule + "' uses " + bits)
+          .with_hint("choose another accounting.mark_mask (exporters/README.md lists the bits "
+                     "kube-proxy, Calico and Cilium use), or set check_mark_conflicts: false");
+    }
+  }
+  std::shared_ptr<AccountingReconciler> reconciler(new AccountingReconciler(config, backend));
+  spdlog::info("accounting: iptables backend {}, mark mask {}", backend_name(backend),
+               mark_spec(0, config.mark_mask).substr(4));
+  FABRIC_TRY(reconciler->reconcile());
+  if (loop) reconciler->thread_ = std::thread([r = reconciler.get()] { r->run(); });
+  return reconciler;
+}
+
+AccountingReconciler::~AccountingReconciler() {
+  stop();
+}
+
+void AccountingReconciler::stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void AccountingReconciler::run() {
+  std::unique_lock lock(stop_mutex_);
+  while (!stop_cv_.wait_for(lock, config_.reconcile_interval, [&] { return stop_; })) {
+    lock.unlock();
+    auto result = reconcile();
+    if (!result.ok()) spdlog::error("accounting: {}", result.error().message());
+    lock.lock();
+  }
+}
+
+std::shared_ptr<const AccountingPlan> AccountingReconciler::plan() const {
+  std::lock_guard lock(mutex_);
+  return plan_;
+}
+
+AccountingReconciler::Counts AccountingReconciler::counts() const {
+  std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+Result<void> AccountingReconciler::reconcile_family(int family, const AccountingPlan& plan,
+                                                    bool& applied) {
+  const FamilyRules& rules = family == AF_INET ? plan.v4 : plan.v6;
+  const int i = family_index(family);
+  FABRIC_ASSIGN_OR_RETURN(SavedTable saved, save_mangle(backend_, family));
+  if (rules.restore.empty() && saved.our_chains.empty() && saved.jump_rules.empty()) return Ok();
+  const std::string current = snapshot_of(saved);
+  const bool unchanged = applied_hash_[i] == plan.hash && snapshot_[i] == current;
+  // A restart (nothing applied yet) adopts rules that carry this plan's hash.
+  const bool adoptable = applied_hash_[i].empty() && matches_plan(saved, rules, plan.hash);
+  if (unchanged || adoptable) {
+    snapshot_[i] = current;
+    applied_hash_[i] = plan.hash;
+    return Ok();
+  }
+  std::string input;
+  if (rules.restore.empty()) {
+    // No pod has an address of this family any more: remove what we had.
+    input = "*mangle\n" + flushes(saved, {}) + removals(saved, {}) + "COMMIT\n";
+  } else {
+    std::string jumps;
+    for (const Jump& jump : kJumps)
+      jumps += "-I " + std::string(jump.chain) + " 1 " + jump_rule_spec(jump) + "\n";
+    input = rules.restore;
+    input.insert(input.find("-A "), flushes(saved, rules.rules_per_chain));
+    input.insert(input.rfind("COMMIT\n"), removals(saved, rules.rules_per_chain) + jumps);
+  }
+  FABRIC_TRY(iptables_restore(backend_, family, input));
+  FABRIC_ASSIGN_OR_RETURN(SavedTable after, save_mangle(backend_, family));
+  snapshot_[i] = snapshot_of(after);
+  applied_hash_[i] = rules.restore.empty() ? "" : plan.hash;
+  applied = true;
+  return Ok();
+}
+
+Result<void> AccountingReconciler::reconcile() {
+  std::lock_guard pass(pass_mutex_);
+  auto result = [&]() -> Result<bool> {
+    FABRIC_ASSIGN_OR_RETURN(PodRecords records,
+                            read_pod_records(config_.cni_state_dir, config_.pod_records_dir));
+    for (const auto& skipped : records.skipped)
+      spdlog::debug("accounting: pod record skipped: {}", skipped);
+    if (records.pods.size() > config_.max_pods) {
+      spdlog::warn("accounting: {} pods, more than max_pods {}; the rest are not counted",
+                   records.pods.size(), config_.max_pods);
+      records.pods.resize(config_.max_pods);
+    }
+    auto plan = std::make_shared<AccountingPlan>(
+        plan_accounting(config_.classes, config_.mark_mask, records.pods));
+    FABRIC_ASSIGN_OR_RETURN(NfacctSocket nfacct, NfacctSocket::open());
+    // Objects first: a rule cannot name an object that does not exist.
+    for (const auto& [name, counter] : plan->counters)
+      FABRIC_TRY(nfacct.create(name));
+    bool applied = false;
+    for (int family : kFamilies)
+      FABRIC_TRY(reconcile_family(family, *plan, applied)
+                     .context(std::string("reconciling ") +
+                              iptables_program(backend_, family, "restore")));
+    // Then objects no rule uses any more (a pod that is gone, a class renamed).
+    std::set<std::string> wanted;
+    for (const auto& entry : plan->counters)
+      wanted.insert(entry.first);
+    FABRIC_ASSIGN_OR_RETURN(auto existing, nfacct.dump(kNfacctPrefix));
+    for (const auto& object : existing) {
+      if (wanted.count(object.name)) continue;
+      auto removed = nfacct.remove(object.name);
+      if (!removed.ok()) spdlog::warn("accounting: {}", removed.error().message());
+    }
+    std::lock_guard lock(mutex_);
+    plan_ = std::move(plan);
+    return applied;
+  }();
+  std::lock_guard lock(mutex_);
+  if (!result.ok()) {
+    ++counts_.failed;
+    return std::move(result).error();
+  }
+  if (*result) {
+    ++counts_.applied;
+    spdlog::info("accounting: rules for {} pod(s) applied", plan_->pods);
+  } else {
+    ++counts_.unchanged;
+  }
+  return Ok();
+}
+
+Result<std::string> cleanup_accounting() {
+  std::string report;
+  for (Backend backend : {Backend::kLegacy, Backend::kNft}) {
+    for (int family : kFamilies) {
+      auto saved = save_mangle(backend, family);
+      if (!saved.ok()) {
+        if (saved.error().code() == ErrorCode::kNotFound) continue; // no such program
+        return std::move(saved).error();
+      }
+      if (saved->our_chains.empty() && saved->jump_rules.empty()) continue;
+      FABRIC_TRY(iptables_restore(
+          backend, family, "*mangle\n" + flushes(*saved, {}) + removals(*saved, {}) + "COMMIT\n"));
+      report += iptables_program(backend, family, "restore") + ": removed " +
+                std::to_string(saved->our_chains.size()) + " chain(s) and " +
+                std::to_string(saved->jump_rules.size()) + " jump rule(s)\n";
+    }
+  }
+  FABRIC_ASSIGN_OR_RETURN(NfacctSocket nfacct, NfacctSocket::open());
+  FABRIC_ASSIGN_OR_RETURN(auto objects, nfacct.dump(kNfacctPrefix));
+  for (const auto& object : objects)
+    FABRIC_TRY(nfacct.remove(object.name));
+  report += "nfacct: removed " + std::to_string(objects.size()) + " object(s)\n";
+  return report;
+}
+
+Result<void> AccountingCollector::collect(MetricSink& sink) {
+  auto active = sink.gauge("fabric_accounting_active",
+                           "1 when per-pod accounting rules are installed and their counters "
+                           "read; 0 when accounting could not start (see the log).");
+  auto plan = reconciler_ ? reconciler_->plan() : nullptr;
+  if (!plan) {
+    active.add({}, 0);
+    return Ok();
+  }
+  FABRIC_ASSIGN_OR_RETURN(NfacctSocket nfacct, NfacctSocket::open());
+  FABRIC_ASSIGN_OR_RETURN(auto objects, nfacct.dump(kNfacctPrefix));
+  active.add({}, 1);
+  sink.gauge("fabric_accounting_backend_info",
+             "The iptables backend the accounting rules are in (legacy or nft; value 1).")
+      .add({{"backend", std::string(backend_name(reconciler_->backend()))}}, 1);
+  sink.gauge("fabric_accounting_pods", "Pods whose traffic is accounted.")
+      .add({}, static_cast<double>(plan->pods));
+  const auto counts = reconciler_->counts();
+  auto reconciles = sink.counter("fabric_accounting_reconciles_total",
+                                 "Reconcile passes by result: applied (rules rewritten), "
+                                 "unchanged, failed.");
+  reconciles.add({{"result", "applied"}}, counts.applied);
+  reconciles.add({{"result", "unchanged"}}, counts.unchanged);
+  reconciles.add({{"result", "failed"}}, counts.failed);
+
+  // The dump's objects in plan order. The kernel lists objects in the order they were
+  // made, which is the plan's order unless pods came and went: try the next one first.
+  std::vector<const NfacctCounter*> found(plan->counters.size(), nullptr);
+  std::size_t next = 0;
+  for (const auto& object : objects) {
+    if (next < plan->counters.size() && plan->counters[next].first == object.name) {
+      found[next++] = &object;
+      continue;
+    }
+    auto it = plan->index.find(object.name);
+    if (it == plan->index.end()) continue;
+    found[it->second] = &object;
+    next = it->second + 1;
+  }
+  auto bytes = sink.counter("fabric_pod_traffic_bytes_total",
+                            "Bytes (IP packet lengths) a pod sent (tx) or received (rx), by the "
+                            "traffic class of the other end.");
+  auto packets = sink.counter("fabric_pod_traffic_packets_total",
+                              "Packets a pod sent (tx) or received (rx), by the traffic class of "
+                              "the other end.");
+  bytes.reserve(plan->counters.size());
+  packets.reserve(plan->counters.size());
+  std::size_t missing = 0;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (found[i] == nullptr) {
+      ++missing; // removed by hand; the next reconcile makes it again
+      continue;
+    }
+    // Both series of a counter or neither, so a budget cut never leaves bytes without
+    // packets.
+    if (sink.room() < 2) {
+      sink.count_dropped(2);
+      continue;
+    }
+    const AccountingCounter& counter = plan->counters[i].second;
+    Labels labels{{"namespace", counter.pod_namespace},
+                  {"pod", counter.pod_name},
+                  {"class", counter.traffic_class},
+                  {"direction", counter.direction}};
+    bytes.add(labels, static_cast<double>(found[i]->bytes));
+    packets.add(std::move(labels), static_cast<double>(found[i]->packets));
+  }
+  if (missing > 0)
+    sink.error(std::to_string(missing) + " nfacct object(s) of the plan are missing");
+  return Ok();
+}
+
+} // namespace fabric::exporters

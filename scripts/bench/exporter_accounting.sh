@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# exporter_accounting.sh - fabric-exporter's scrape with per-pod accounting counters
+# installed, against `iptables-save -c` plus parsing the same rules (what iptables
+# exporters do on every scrape), in the same run; with the exporter's resident memory and
+# CPU time per scrape.
+#
+#   scripts/bench/exporter_accounting.sh [PODS] [ROUNDS] [BACKEND]
+#     PODS     pods to account (default 2500: x 2 classes x 2 directions = 10,000 counters,
+#              20,000 series; 1250 gives 10,000 series)
+#     ROUNDS   alternating timed rounds (default 15)
+#     BACKEND  nft or legacy (default nft)
+# Root. Everything happens in a network namespace of its own, removed at the end; the
+# host's iptables are not touched.
+set -euo pipefail
+
+PODS=${1:-2500}
+ROUNDS=${2:-15}
+BACKEND=${3:-nft}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+EXPORTER=${FABRIC_EXPORTER:-$ROOT/build/release/exporters/fabric-exporter}
+[[ -x $EXPORTER ]] || { echo "build fabric-exporter first (scripts/build.sh release)" >&2; exit 1; }
+((EUID == 0)) || { echo "needs root (network namespace, iptables)" >&2; exit 1; }
+
+NS=fxbench$$
+WORK=$(mktemp -d)
+exporter_pid=
+cleanup() {
+  [[ -n $exporter_pid ]] && kill "$exporter_pid" 2>/dev/null && wait "$exporter_pid" 2>/dev/null
+  ip netns del "$NS" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+
+mkdir -p "$WORK/pods"
+for ((i = 0; i < PODS; i++)); do
+  printf '{"schema_version":1,"pod":{"namespace":"bench","name":"pod-%d"},"ips":["10.200.%d.%d"]}\n' \
+    "$i" $((i / 250)) $((i % 250 + 1)) >"$WORK/pods/pod-$i.json"
+done
+cat >"$WORK/config.yaml" <<YAML
+collectors:
+  rdma: {enabled: false}
+  pfc: {enabled: false}
+  dcb: {enabled: false}
+  accounting:
+    backend: $BACKEND
+    reconcile_interval: 1h
+    cni_state_dir: $WORK/none
+    pod_records_dir: $WORK/pods
+    max_pods: $PODS
+    max_series: $((PODS * 8 + 100))
+    timeout: 30s
+    classes: [{name: cluster, networks: [10.0.0.0/8]}]
+YAML
+
+echo "installing rules for $PODS pods ($((PODS * 4)) counters, backend $BACKEND)..." >&2
+start=$EPOCHREALTIME
+ip netns exec "$NS" "$EXPORTER" --config "$WORK/config.yaml" --listen 127.0.0.1:10900 \
+  2>"$WORK/exporter.log" &
+exporter_pid=$!
+until ip netns exec "$NS" curl -sf -o /dev/null http://127.0.0.1:10900/healthz; do
+  kill -0 "$exporter_pid" 2>/dev/null || { cat "$WORK/exporter.log" >&2; exit 1; }
+  sleep 0.2
+done
+echo "ready after $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s" >&2
+series=$(ip netns exec "$NS" curl -sf http://127.0.0.1:10900/metrics | grep -c '^fabric_pod_traffic_')
+rules=$(ip netns exec "$NS" "iptables-$BACKEND-save" -t mangle | grep -c -- '-m nfacct')
+[[ $series == $((PODS * 8)) && $rules == $((PODS * 4)) ]] ||
+  { echo "expected $((PODS * 8)) series and $((PODS * 4)) rules, got $series and $rules" >&2; exit 1; }
+
+# The timed loop runs inside the namespace, so `ip netns exec` is not in the figures. The
+# exporter's time is curl's own (connection to last byte, as a scraper sees it; curl's
+# process start is not the exporter's). The peer reads every counting rule's counters as
+# iptables exporters do, processes included: iptables-save -c, and a parse of each rule's
+# [packets:bytes] into one line per counter.
+cat >"$WORK/loop.sh" <<'LOOP'
+rounds=$1 backend=$2 out=$3
+for ((r = 0; r < rounds; r++)); do
+  exporter=$(curl -sf -o /dev/null -w '%{time_total}' http://127.0.0.1:10900/metrics)
+  t0=$EPOCHREALTIME
+  n=$("iptables-$backend-save" -c -t mangle |
+    awk '/-m nfacct/ { gsub(/[\[\]]/, "", $1); split($1, c, ":");
+                       for (i = 1; i <= NF; i++) if ($i == "--nfacct-name") name = $(i + 1);
+                       print name, c[1], c[2] }' | wc -l)
+  t1=$EPOCHREALTIME
+  echo "$exporter $t0 $t1 $n"
+done >"$out"
+LOOP
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+exporter_child=$(pgrep -P "$exporter_pid" -x fabric-exporter || echo "$exporter_pid")
+ticks_before=$(cpu_ticks "$exporter_child")
+ip netns exec "$NS" bash "$WORK/loop.sh" "$ROUNDS" "$BACKEND" "$WORK/times"
+ticks_after=$(cpu_ticks "$exporter_child")
+rss_kib=$(awk '/^VmRSS:/ {print $2}' "/proc/$exporter_child/status")
+hwm_kib=$(awk '/^VmHWM:/ {print $2}' "/proc/$exporter_child/status")
+hz=$(getconf CLK_TCK)
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+exp_ms=$(awk '{printf "%.3f\n", $1 * 1000}' "$WORK/times" | median)
+ipt_ms=$(awk '{printf "%.3f\n", ($3 - $2) * 1000}' "$WORK/times" | median)
+parsed=$(awk 'NR == 1 {print $4}' "$WORK/times")
+awk -v pods="$PODS" -v rounds="$ROUNDS" -v backend="$BACKEND" -v e="$exp_ms" -v i="$ipt_ms" \
+    -v n="$parsed" -v rss="$rss_kib" -v hwm="$hwm_kib" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
+    -v cpu=$(( (ticks_after - ticks_before) )) -v hz="$hz" 'BEGIN {
+  printf "per-pod accounting, %d pods = %d counters (%d series), iptables-%s, median of %d rounds, load %s\n",
+         pods, pods * 4, pods * 8, backend, rounds, load
+  printf "  fabric-exporter scrape (HTTP, nfacct dump):  %8.2f ms\n", e
+  printf "  iptables-save -c + parse (%d counters):   %8.2f ms\n", n, i
+  printf "  ratio iptables-save / fabric-exporter:       %8.1fx\n", i / e
+  printf "  fabric-exporter resident memory: %.1f MiB (peak %.1f MiB); CPU %.1f ms per scrape\n",
+         rss / 1024, hwm / 1024, cpu * 1000 / hz / rounds
+}'

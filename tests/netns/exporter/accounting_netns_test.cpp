@@ -1,0 +1,353 @@
+// Per-pod accounting end to end on the real kernel's netfilter, with both iptables
+// backends: namespaces stand in for pods (registered as fabric-cni registers them) and
+// for an external host, all routed through a "node" namespace where the built
+// fabric-exporter runs. The test sends known amounts of UDP and reads the counters back
+// through /metrics; deletes a rule by hand; removes a pod; restarts the exporter; cleans up.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "common/atomic_file.h"
+#include "common/fd.h"
+#include "common/netns.h"
+#include "common/subprocess.h"
+#include "exporters/accounting_rules.h"
+#include "exporters/nfacct.h"
+#include "exporters/textfile_parser.h"
+#include "tests/netns/probe/probe_processes.h"
+#include "tests/netns/test_network.h"
+#include "tests/unit/exporter/http_client.h"
+#include "tests/unit/exporter/metrics_view.h"
+
+namespace fabric::exporters {
+namespace {
+
+using fabric::testing::BackgroundProcess;
+using fabric::testing::run_checked;
+using fabric::testing::TempDir;
+using fabric::testing::TestNetwork;
+using fabric::testing::wait_for;
+using testing::value;
+namespace fs = std::filesystem;
+
+constexpr int kPort = 10900;
+constexpr auto kReconcileWait = std::chrono::seconds(20); // reconcile_interval is 1 s
+
+std::string cni_record(const std::string& pod, const std::string& ip) {
+  return R"({"schema_version":1,"network":"roce","container_id":")" + pod +
+         R"(","ifname":"net1","netns":"/var/run/netns/)" + pod +
+         R"(","pod":{"namespace":"train","name":")" + pod +
+         R"(","uid":"u"},"mode":"shared","cni_version":"1.0.0","parent":{"netdev":"v","rdma_device":"","rdma_port":1,"pci_address":""},"mac":"02:00:00:00:00:01","mtu":1500,"ips":[")" +
+         ip + R"("],"netconf":"{}"})";
+}
+
+// A UDP socket made inside `ns` (bound to ip:port when given); the socket stays in that
+// namespace whichever thread uses it.
+Result<UniqueFd> udp_socket(const std::string& ns, const std::string& ip, uint16_t port) {
+  return netns::run_in(ns, [&]() -> Result<UniqueFd> {
+    UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!fd) return Error::from_errno(errno, "socket");
+    int size = 4 << 20;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    if (!ip.empty()) {
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(port);
+      inet_pton(AF_INET, ip.c_str(), &addr.sin_addr);
+      if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+        return Error::from_errno(errno, "bind", ip);
+    }
+    return fd;
+  });
+}
+
+void send_udp(int fd, const std::string& ip, uint16_t port, int count, std::size_t size) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, ip.c_str(), &addr.sin_addr);
+  std::string payload(size, 'x');
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(::sendto(fd, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&addr),
+                       sizeof addr),
+              static_cast<ssize_t>(size))
+        << std::strerror(errno);
+  }
+}
+
+class AccountingNetns : public ::testing::TestWithParam<const char*> {
+protected:
+  void SetUp() override {
+    if (!fabric::testing::can_manage_network()) GTEST_SKIP() << fabric::testing::skip_reason();
+    backend_ = GetParam();
+    if (!run_subprocess({"iptables-" + backend_ + "-restore", "--version"}).ok())
+      GTEST_SKIP() << "iptables-" << backend_ << "-restore is not installed";
+    node_ = net_.add_namespace("node");
+    a_ = net_.add_namespace("pa");
+    b_ = net_.add_namespace("pb");
+    ext_ = net_.add_namespace("ext");
+    link("a", "pa", "10.77.1.1", "10.77.1.2");
+    link("b", "pb", "10.77.2.1", "10.77.2.2");
+    link("e", "ext", "198.51.100.1", "198.51.100.2");
+    ASSERT_TRUE(in_node({"sysctl", "-qw", "net.ipv4.ip_forward=1"}).ok());
+
+    fs::create_directories(dir_.file("state/networks/roce"));
+    write_record("worker-a", "10.77.1.2/24");
+    write_record("worker-b", "10.77.2.2/24");
+    ASSERT_TRUE(write_file_atomic(dir_.file("config.yaml"),
+                                  "collectors:\n"
+                                  "  rdma: {enabled: false}\n"
+                                  "  pfc: {enabled: false}\n"
+                                  "  dcb: {enabled: false}\n"
+                                  "  accounting:\n"
+                                  "    backend: " +
+                                      backend_ +
+                                      "\n"
+                                      "    reconcile_interval: 1s\n"
+                                      "    cni_state_dir: " +
+                                      dir_.file("state") +
+                                      "\n"
+                                      "    classes:\n"
+                                      "      - {name: cluster, networks: [10.77.0.0/16]}\n")
+                    .ok());
+  }
+
+  void link(const std::string& suffix, const std::string& pod, const std::string& node_ip,
+            const std::string& pod_ip) {
+    auto [node_end, pod_end] = net_.add_veth(suffix, net_.ns_name("node"), net_.ns_name(pod));
+    ASSERT_TRUE(run_checked({"ip", "-n", net_.ns_name("node"), "addr", "add", node_ip + "/24",
+                             "dev", node_end})
+                    .ok());
+    ASSERT_TRUE(
+        run_checked({"ip", "-n", net_.ns_name(pod), "addr", "add", pod_ip + "/24", "dev", pod_end})
+            .ok());
+    ASSERT_TRUE(
+        run_checked({"ip", "-n", net_.ns_name(pod), "route", "add", "default", "via", node_ip})
+            .ok());
+  }
+
+  void write_record(const std::string& pod, const std::string& ip) {
+    ASSERT_TRUE(write_file_atomic(dir_.file("state/networks/roce/" + pod + ":net1.json"),
+                                  cni_record(pod, ip))
+                    .ok());
+  }
+
+  Result<std::string> in_node(std::vector<std::string> argv) {
+    argv.insert(argv.begin(), {"ip", "netns", "exec", net_.ns_name("node")});
+    return run_checked(argv);
+  }
+
+  // The rules (not the chain counters or the timestamped comments) of the mangle table.
+  std::string rules(const char* family = "ip") {
+    std::string out;
+    std::istringstream in(save(family));
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("-A ")) out += line + "\n";
+    }
+    return out;
+  }
+
+  std::string save(const char* family = "ip") {
+    auto text = in_node({std::string(family) + "tables-" + backend_ + "-save", "-t", "mangle"});
+    return text.ok() ? *text : "";
+  }
+
+  void start_exporter() {
+    exporter_ = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{"ip", "netns", "exec", net_.ns_name("node"),
+                                 FABRIC_EXPORTER_BINARY, "--config", dir_.file("config.yaml"),
+                                 "--listen", "127.0.0.1:" + std::to_string(kPort), "--log-level",
+                                 "info"},
+        dir_.file("exporter.out"), dir_.file("exporter.err"));
+    ASSERT_TRUE(exporter_->started());
+    ASSERT_TRUE(wait_for([&] { return scrape().has_value(); }, std::chrono::seconds(30)))
+        << exporter_->stderr_text();
+  }
+
+  // One scrape of the exporter in the node namespace, parsed.
+  std::optional<std::vector<prometheus::MetricFamily>> scrape() {
+    auto response =
+        netns::run_in(node_, [] { return testing::http_get(kPort, "/metrics", "", 10); });
+    if (!response.ok() || response->status != 200) return std::nullopt;
+    auto families = parse_exposition(response->body);
+    EXPECT_TRUE(families.ok()) << families.error().message();
+    if (!families.ok()) return std::nullopt;
+    return std::move(*families);
+  }
+
+  double traffic(const std::vector<prometheus::MetricFamily>& f, const std::string& pod,
+                 const std::string& klass, const std::string& direction,
+                 const std::string& what = "bytes") {
+    return value(f, "fabric_pod_traffic_" + what + "_total",
+                 {{"namespace", "train"}, {"pod", pod}, {"class", klass}, {"direction", direction}})
+        .value_or(-1);
+  }
+
+  std::vector<std::string> nfacct_names() {
+    auto objects = netns::run_in(node_, []() -> Result<std::vector<NfacctCounter>> {
+      FABRIC_ASSIGN_OR_RETURN(NfacctSocket socket, NfacctSocket::open());
+      return socket.dump();
+    });
+    std::vector<std::string> names;
+    if (objects.ok()) {
+      for (const auto& o : *objects)
+        names.push_back(o.name);
+    }
+    return names;
+  }
+
+  std::string backend_;
+  TestNetwork net_;
+  TempDir dir_;
+  std::string node_, a_, b_, ext_;
+  std::unique_ptr<BackgroundProcess> exporter_;
+};
+
+TEST_P(AccountingNetns, CountsPodTrafficByClassAndKeepsRulesReconciled) {
+  start_exporter();
+  auto before = *scrape();
+  EXPECT_EQ(value(before, "fabric_accounting_active", {}), 1) << exporter_->stderr_text();
+  EXPECT_EQ(value(before, "fabric_accounting_backend_info", {{"backend", backend_}}), 1);
+  EXPECT_EQ(value(before, "fabric_accounting_pods", {}), 2);
+
+  auto a = udp_socket(a_, "", 0);
+  auto b = udp_socket(b_, "10.77.2.2", 5000);
+  auto e = udp_socket(ext_, "198.51.100.2", 5000);
+  auto a_rx = udp_socket(a_, "10.77.1.2", 5001);
+  ASSERT_TRUE(a.ok() && b.ok() && e.ok() && a_rx.ok());
+  constexpr int kDatagrams = 100;
+  constexpr std::size_t kSize = 1000;
+  send_udp(a->get(), "10.77.2.2", 5000, kDatagrams, kSize);        // pod to pod: cluster
+  send_udp(a->get(), "198.51.100.2", 5000, kDatagrams / 2, kSize); // pod to the outside
+  send_udp(e->get(), "10.77.1.2", 5001, kDatagrams / 4, kSize);    // outside to the pod
+
+  std::vector<prometheus::MetricFamily> after;
+  const double sent = kDatagrams * kSize;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        after = scrape().value_or(after);
+        return traffic(after, "worker-b", "cluster", "rx") >= sent;
+      },
+      std::chrono::seconds(10)));
+  EXPECT_GE(traffic(after, "worker-a", "cluster", "tx"), sent);
+  EXPECT_GE(traffic(after, "worker-b", "cluster", "rx"), sent);
+  EXPECT_GE(traffic(after, "worker-a", "cluster", "tx", "packets"), kDatagrams);
+  EXPECT_GE(traffic(after, "worker-a", "external", "tx"), sent / 2);
+  EXPECT_GE(traffic(after, "worker-a", "external", "rx"), sent / 4);
+  EXPECT_LT(traffic(after, "worker-a", "external", "tx"), sent) << "pod-to-pod is not external";
+  EXPECT_EQ(traffic(after, "worker-b", "external", "tx"), 0);
+
+  // A rule deleted by hand comes back with the next reconcile.
+  const std::string rule =
+      "-A FABRIC-ACCT-TX -s 10.77.1.2/32 -j " + pod_chain("train", "worker-a", 'T');
+  ASSERT_NE(save().find(rule), std::string::npos) << save();
+  ASSERT_TRUE(in_node({"iptables-" + backend_, "-t", "mangle", "-D", "FABRIC-ACCT-TX", "-s",
+                       "10.77.1.2/32", "-j", pod_chain("train", "worker-a", 'T')})
+                  .ok());
+  ASSERT_EQ(save().find(rule), std::string::npos);
+  EXPECT_TRUE(wait_for([&] { return save().find(rule) != std::string::npos; }, kReconcileWait))
+      << exporter_->stderr_text();
+
+  // A pod whose record is gone loses its rules, objects and series.
+  fs::remove(dir_.file("state/networks/roce/worker-b:net1.json"));
+  const std::string chain_b = pod_chain("train", "worker-b", 'R');
+  EXPECT_TRUE(wait_for([&] { return save().find(chain_b) == std::string::npos; }, kReconcileWait));
+  const std::string object_b = nfacct_name("train", "worker-b", "cluster", "rx");
+  EXPECT_TRUE(wait_for(
+      [&] {
+        auto names = nfacct_names();
+        return std::find(names.begin(), names.end(), object_b) == names.end();
+      },
+      kReconcileWait));
+  auto gone = *scrape();
+  EXPECT_EQ(traffic(gone, "worker-b", "cluster", "rx"), -1);
+  EXPECT_EQ(value(gone, "fabric_accounting_pods", {}), 1);
+  EXPECT_GE(traffic(gone, "worker-a", "cluster", "tx"), sent);
+}
+
+TEST_P(AccountingNetns, ARestartAdoptsItsRulesAndCleanupRemovesOnlyThem) {
+  start_exporter();
+  auto a = udp_socket(a_, "", 0);
+  auto b = udp_socket(b_, "10.77.2.2", 5000);
+  ASSERT_TRUE(a.ok() && b.ok());
+  send_udp(a->get(), "10.77.2.2", 5000, 10, 500);
+  std::vector<prometheus::MetricFamily> first;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        first = scrape().value_or(first);
+        return traffic(first, "worker-a", "cluster", "tx") >= 5000;
+      },
+      std::chrono::seconds(10)));
+  const std::string installed = rules();
+  ASSERT_TRUE(exporter_->stop(SIGTERM, std::chrono::seconds(10)).ok());
+
+  start_exporter();
+  auto second = *scrape();
+  EXPECT_EQ(value(second, "fabric_accounting_reconciles_total", {{"result", "applied"}}), 0)
+      << "the restart found its rules and changed nothing";
+  EXPECT_GE(traffic(second, "worker-a", "cluster", "tx"),
+            traffic(first, "worker-a", "cluster", "tx"))
+      << "counts go on";
+  EXPECT_EQ(rules(), installed) << "no rule duplicated or rewritten";
+  ASSERT_TRUE(exporter_->stop(SIGTERM, std::chrono::seconds(10)).ok());
+
+  // Things that are not ours, in the same table, chains and accounting namespace.
+  ASSERT_TRUE(in_node({"iptables-" + backend_, "-t", "mangle", "-N", "KEEP-ME"}).ok());
+  ASSERT_TRUE(
+      in_node({"iptables-" + backend_, "-t", "mangle", "-A", "POSTROUTING", "-j", "KEEP-ME"}).ok());
+  ASSERT_TRUE(in_node({"nfacct", "add", "keep_me"}).ok());
+
+  auto cleanup = in_node({FABRIC_EXPORTER_BINARY, "--cleanup"});
+  ASSERT_TRUE(cleanup.ok()) << cleanup.error().message();
+  EXPECT_NE(cleanup->find("removed"), std::string::npos) << *cleanup;
+  for (const char* family : {"ip", "ip6"}) {
+    const std::string left = save(family);
+    EXPECT_EQ(left.find("FABRIC-ACCT"), std::string::npos) << left;
+    EXPECT_EQ(left.find("fabric-exporter"), std::string::npos) << left;
+  }
+  EXPECT_NE(save().find("-A POSTROUTING -j KEEP-ME"), std::string::npos) << save();
+  auto objects = in_node({"nfacct", "list"});
+  ASSERT_TRUE(objects.ok());
+  EXPECT_EQ(objects->find("fabric_acct_"), std::string::npos) << *objects;
+  EXPECT_NE(objects->find("keep_me"), std::string::npos) << *objects;
+}
+
+TEST_P(AccountingNetns, MarkBitsInUseOnTheHostStopAccountingAndSayWhich) {
+  // kube-proxy's masquerade bit does not collide with the default mask; a rule on 0x2000 does.
+  ASSERT_TRUE(in_node({"iptables-" + backend_, "-t", "nat", "-N", "KUBE-MARK-MASQ"}).ok());
+  ASSERT_TRUE(in_node({"iptables-" + backend_, "-t", "nat", "-A", "KUBE-MARK-MASQ", "-j", "MARK",
+                       "--or-mark", "0x4000"})
+                  .ok());
+  auto once = in_node({FABRIC_EXPORTER_BINARY, "--config", dir_.file("config.yaml"), "--once"});
+  ASSERT_TRUE(once.ok()) << once.error().message();
+  EXPECT_NE(once->find("fabric_accounting_active 1"), std::string::npos);
+  ASSERT_TRUE(in_node({FABRIC_EXPORTER_BINARY, "--cleanup"}).ok());
+
+  ASSERT_TRUE(in_node({"iptables-" + backend_, "-t", "mangle", "-A", "FORWARD", "-j", "MARK",
+                       "--set-xmark", "0x2000/0x2000"})
+                  .ok());
+  auto refused =
+      run_subprocess({"ip", "netns", "exec", net_.ns_name("node"), FABRIC_EXPORTER_BINARY,
+                      "--config", dir_.file("config.yaml"), "--once"});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->exit_status, 0) << "the other collectors still serve";
+  EXPECT_NE(refused->stdout_text.find("fabric_accounting_active 0"), std::string::npos);
+  EXPECT_NE(refused->stderr_text.find("--set-xmark 0x2000/0x2000"), std::string::npos)
+      << refused->stderr_text;
+  EXPECT_NE(refused->stderr_text.find("mark_mask"), std::string::npos)
+      << "the hint says what to change";
+  EXPECT_EQ(save().find("FABRIC-ACCT"), std::string::npos) << "nothing installed";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, AccountingNetns, ::testing::Values("legacy", "nft"),
+                         [](const auto& test) { return std::string(test.param); });
+
+} // namespace
+} // namespace fabric::exporters

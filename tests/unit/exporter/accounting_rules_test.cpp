@@ -1,0 +1,223 @@
+// Rule generation for per-pod accounting, and the pod records it starts from.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "common/atomic_file.h"
+#include "exporters/accounting_rules.h"
+#include "exporters/iptables.h"
+#include "exporters/pod_records.h"
+
+namespace fabric::exporters {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<TrafficClass> classes() {
+  return {{"services", {*parse_network("10.96.0.0/12")}},
+          {"cluster", {*parse_network("10.0.0.0/8"), *parse_network("fd00::/8")}}};
+}
+
+PodAddresses pod(const std::string& ns, const std::string& name, std::vector<std::string> ips) {
+  PodAddresses p{ns, name, {}};
+  for (const auto& ip : ips)
+    p.addresses.push_back(*parse_host(ip));
+  return p;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find(line + "\n") != std::string::npos;
+}
+
+TEST(AccountingRules, DepositBitsSpreadsAValueOverTheMask) {
+  EXPECT_EQ(deposit_bits(0, 0x3000), 0u);
+  EXPECT_EQ(deposit_bits(1, 0x3000), 0x1000u);
+  EXPECT_EQ(deposit_bits(3, 0x3000), 0x3000u);
+  EXPECT_EQ(deposit_bits(5, 0x00010110), 0x00010010u) << "bits 4, 8 and 16 carry 1, 0, 1";
+  EXPECT_EQ(mark_spec(0x1000, 0x3000), "0x1000/0x3000");
+}
+
+TEST(AccountingRules, ClassifyFirstClassLastSoItWinsThenCountPerPodAndClass) {
+  auto plan = plan_accounting(classes(), 0x3000, {pod("train", "worker-0", {"10.1.0.5"})});
+  const std::string& v4 = plan.v4.restore;
+  ASSERT_TRUE(v4.starts_with("*mangle\n")) << v4;
+  ASSERT_TRUE(v4.ends_with("COMMIT\n"));
+  // cluster (class 2) contains services (class 1): services is written last and wins.
+  const auto cluster =
+      v4.find("-A FABRIC-ACCT-DST -d 10.0.0.0/8 -j MARK --set-xmark 0x2000/0x3000");
+  const auto services =
+      v4.find("-A FABRIC-ACCT-DST -d 10.96.0.0/12 -j MARK --set-xmark 0x1000/0x3000");
+  ASSERT_NE(cluster, std::string::npos) << v4;
+  ASSERT_NE(services, std::string::npos) << v4;
+  EXPECT_LT(cluster, services);
+  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-DST -j MARK --set-xmark 0x0/0x3000")) << "external";
+  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-SRC -s 10.96.0.0/12 -j MARK --set-xmark 0x1000/0x3000"));
+  const std::string tx = pod_chain("train", "worker-0", 'T');
+  const std::string rx = pod_chain("train", "worker-0", 'R');
+  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-TX -s 10.1.0.5/32 -j " + tx));
+  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-RX -d 10.1.0.5/32 -j " + rx));
+  EXPECT_TRUE(has_line(v4, "-A " + tx + " -m mark --mark 0x2000/0x3000 -m nfacct --nfacct-name " +
+                               nfacct_name("train", "worker-0", "cluster", "tx")));
+  EXPECT_TRUE(has_line(v4, "-A " + rx + " -m mark --mark 0x0/0x3000 -m nfacct --nfacct-name " +
+                               nfacct_name("train", "worker-0", "external", "rx")));
+  // The packet leaves with its destination's class: the RX chain ends by classifying again.
+  EXPECT_TRUE(v4.find("-A FABRIC-ACCT-RX -j FABRIC-ACCT-DST\n") > v4.find("-j " + rx));
+  EXPECT_TRUE(
+      has_line(v4, "-A FABRIC-ACCT-TX -m comment --comment \"" + plan_comment(plan.hash) + "\""));
+  EXPECT_TRUE(plan.v6.restore.empty()) << "no pod has an IPv6 address";
+  EXPECT_EQ(plan.v4.rules_per_chain.at(tx), 3u);
+  EXPECT_EQ(plan.v4.rules_per_chain.at("FABRIC-ACCT-TX"), 4u)
+      << "comment, loopback, classify, a pod";
+  ASSERT_EQ(plan.counters.size(), 6u) << "3 classes x 2 directions";
+  EXPECT_EQ(plan.counters[0].second.traffic_class, "external");
+  EXPECT_EQ(plan.counters[0].second.direction, "tx");
+}
+
+TEST(AccountingRules, EachFamilyGetsOnlyItsAddresses) {
+  auto plan = plan_accounting(
+      classes(), 0x3000,
+      {pod("a", "v4only", {"10.1.0.5"}), pod("a", "dual", {"10.1.0.6", "fd00::6"})});
+  EXPECT_FALSE(plan.v6.restore.empty());
+  EXPECT_TRUE(has_line(plan.v6.restore,
+                       "-A FABRIC-ACCT-DST -d fd00::/8 -j MARK --set-xmark 0x2000/0x3000"));
+  EXPECT_EQ(plan.v6.restore.find("10.0.0.0/8"), std::string::npos);
+  EXPECT_EQ(plan.v6.restore.find(pod_chain("a", "v4only", 'T')), std::string::npos);
+  EXPECT_TRUE(has_line(plan.v6.restore,
+                       "-A FABRIC-ACCT-TX -s fd00::6/128 -j " + pod_chain("a", "dual", 'T')));
+  EXPECT_EQ(plan.counters.size(), 12u) << "objects are shared by both families";
+}
+
+TEST(AccountingRules, NamesFitTheKernelLimitsAndAreStable) {
+  const std::string object = nfacct_name("a-very-long-namespace-name",
+                                         "a-pod-name-with-many-parts-0", "parameter_plane", "rx");
+  EXPECT_LE(object.size(), 31u) << "NFACCT_NAME_MAX";
+  EXPECT_TRUE(object.starts_with(kNfacctPrefix));
+  EXPECT_EQ(nfacct_name("train", "worker-0", "cluster", "tx"), "fabric_acct_284b88bbaa8f6696")
+      << "a restart must find the objects of the same pod";
+  EXPECT_LE(pod_chain("ns", "pod", 'T').size(), 28u) << "xtables chain names";
+  EXPECT_NE(pod_chain("ns", "pod-1", 'T'), pod_chain("ns", "pod-2", 'T'));
+  EXPECT_NE(nfacct_name("ns", "p", "cluster", "tx"), nfacct_name("ns", "p", "cluster", "rx"));
+}
+
+TEST(AccountingRules, TheHashFollowsTheRulesOnly) {
+  auto a = plan_accounting(classes(), 0x3000, {pod("ns", "p", {"10.1.0.5"})});
+  auto b = plan_accounting(classes(), 0x3000, {pod("ns", "p", {"10.1.0.5"})});
+  EXPECT_EQ(a.hash, b.hash);
+  EXPECT_NE(a.hash, plan_accounting(classes(), 0x3000, {pod("ns", "p", {"10.1.0.6"})}).hash);
+  EXPECT_NE(a.hash, plan_accounting(classes(), 0xc00000, {pod("ns", "p", {"10.1.0.5"})}).hash);
+  EXPECT_TRUE(plan_accounting(classes(), 0x3000, {}).v4.restore.empty()) << "no pods, no rules";
+}
+
+TEST(AccountingRules, JumpRulesCarryTheComment) {
+  EXPECT_EQ(jump_rule_spec(kJumps[0]),
+            "-m comment --comment \"fabric-exporter per-pod accounting\" -j FABRIC-ACCT-TX");
+}
+
+class PodRecordsTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char dir[] = "/tmp/fabric-pods-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    fs::create_directories(dir_ + "/state/networks/roce");
+    fs::create_directories(dir_ + "/state/networks/other");
+    fs::create_directories(dir_ + "/pods");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& path, const std::string& text) {
+    ASSERT_TRUE(write_file_atomic(dir_ + "/" + path, text).ok());
+  }
+  static std::string cni_record(const std::string& ns, const std::string& name,
+                                const std::string& ip,
+                                const std::string& netns = "/var/run/netns/x") {
+    return R"({"schema_version":1,"network":"roce","container_id":"c","ifname":"net1","netns":")" +
+           netns + R"(","pod":{"namespace":")" + ns + R"(","name":")" + name +
+           R"(","uid":"u"},"mode":"shared","cni_version":"1.0.0","parent":{"netdev":"v","rdma_device":"","rdma_port":1,"pci_address":""},"mac":"02:00:00:00:00:01","mtu":1500,"ips":[")" +
+           ip + R"("],"netconf":"{}"})";
+  }
+  std::string dir_;
+};
+
+TEST_F(PodRecordsTest, MergesCniAttachmentsAndPodRecordsByPod) {
+  write("state/networks/roce/c1:net1.json", cni_record("train", "w0", "10.10.0.5/16"));
+  write("state/networks/other/c1:net2.json", cni_record("train", "w0", "10.20.0.5/24"));
+  write("state/networks/roce/c2:net1.json", cni_record("train", "w1", "10.10.0.6/16"));
+  write("state/networks/roce/c3:net1.json.tmp", "half");
+  write("pods/w0.json",
+        R"({"schema_version":1,"pod":{"namespace":"train","name":"w0"},"ips":["172.16.0.5"]})");
+  write("pods/broken.json", R"({"schema_version":1,"pod":{"namespace":"x"}})");
+  auto records = read_pod_records(dir_ + "/state", dir_ + "/pods");
+  ASSERT_TRUE(records.ok()) << records.error().message();
+  ASSERT_EQ(records->pods.size(), 2u);
+  EXPECT_EQ(records->pods[0].pod_name, "w0");
+  ASSERT_EQ(records->pods[0].addresses.size(), 3u);
+  EXPECT_EQ(records->pods[0].addresses[0].text(), "10.10.0.5/32") << "the host, not the subnet";
+  EXPECT_EQ(records->pods[1].pod_name, "w1");
+  ASSERT_EQ(records->skipped.size(), 1u);
+  EXPECT_NE(records->skipped[0].find("broken.json"), std::string::npos);
+}
+
+TEST_F(PodRecordsTest, HostileFilesAreSkippedNotFatal) {
+  write("state/networks/roce/big.json", std::string(70 * 1024, ' '));
+  write("state/networks/roce/bad-ip.json", cni_record("ns", "p", "300.1.1.1/24"));
+  write("state/networks/roce/ok.json", cni_record("ns", "ok", "10.0.0.9/24"));
+  auto records = read_pod_records(dir_ + "/state", "");
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->pods.size(), 1u);
+  EXPECT_EQ(records->pods[0].pod_name, "ok");
+  EXPECT_EQ(records->skipped.size(), 2u);
+}
+
+TEST_F(PodRecordsTest, AMissingStateDirectoryMeansNoPods) {
+  auto records = read_pod_records(dir_ + "/nothing", "");
+  ASSERT_TRUE(records.ok());
+  EXPECT_TRUE(records->pods.empty());
+}
+
+TEST(MarkConflicts, FindsTheBitsEachToolUses) {
+  // kube-proxy
+  EXPECT_EQ(mark_bits_of_rule("-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000"), 0x4000u);
+  EXPECT_EQ(mark_bits_of_rule("-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN"),
+            0x4000u);
+  EXPECT_EQ(mark_bits_of_rule("-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000"), 0x4000u);
+  // Calico and Cilium
+  EXPECT_EQ(mark_bits_of_rule("-A cali-fw -m mark --mark 0x10000/0x10000 -j RETURN"), 0x10000u);
+  EXPECT_EQ(mark_bits_of_rule("-A CILIUM_PRE_mangle -m socket --transparent -m mark ! --mark "
+                              "0xe00/0xf00 -j MARK --set-xmark 0x200/0xffffffff"),
+            0xffffffffu);
+  // Istio and CONNMARK
+  EXPECT_EQ(mark_bits_of_rule("-A ztunnel-FORWARD -m mark --mark 0x220/0x220 -j CONNMARK "
+                              "--save-mark --nfmask 0x220 --ctmask 0x220"),
+            0x220u);
+  EXPECT_EQ(mark_bits_of_rule("-A OUTPUT -m mark --mark 0x539 -j RETURN"), 0xffffffffu)
+      << "a value without a mask tests every bit";
+  EXPECT_EQ(
+      mark_bits_of_rule("-A INPUT -m comment --comment \"--mark 0x1 in a comment\" -j ACCEPT"), 0u);
+  EXPECT_EQ(mark_bits_of_rule("-A X -j MARK --and-mark 0xffffcfff"), 0x3000u);
+  EXPECT_EQ(mark_bits_of_ip_rule("32765:\tnot from all fwmark 0xca6c lookup 51820"), 0xffffffffu);
+  EXPECT_EQ(mark_bits_of_ip_rule("9:\tfrom all fwmark 0x200/0xf00 lookup 2004"), 0xf00u);
+  EXPECT_EQ(mark_bits_of_ip_rule("0:\tfrom all lookup local"), 0u);
+}
+
+TEST(SavedTable, SplitsOurChainsJumpsAndTheRest) {
+  auto t = parse_saved_table(R"(*filter
+:INPUT ACCEPT [0:0]
+-A INPUT -j ACCEPT
+COMMIT
+*mangle
+:PREROUTING ACCEPT [0:0]
+:FABRIC-ACCT-TX - [0:0]
+-A PREROUTING -m comment --comment "fabric-exporter per-pod accounting" -j FABRIC-ACCT-TX
+-A PREROUTING -j KUBE-MARK
+-A FABRIC-ACCT-TX -j FABRIC-ACCT-DST
+COMMIT
+)",
+                             "mangle");
+  EXPECT_EQ(t.our_chains, std::vector<std::string>{"FABRIC-ACCT-TX"});
+  EXPECT_EQ(t.our_rules, std::vector<std::string>{"-A FABRIC-ACCT-TX -j FABRIC-ACCT-DST"});
+  ASSERT_EQ(t.jump_rules.size(), 1u);
+  EXPECT_EQ(t.other_rules, std::vector<std::string>{"-A PREROUTING -j KUBE-MARK"});
+}
+
+} // namespace
+} // namespace fabric::exporters
