@@ -5,10 +5,14 @@
 
 #include "common/subprocess.h"
 #include "nccltest/nccl_backend.h"
+#include "tests/mpi/loopback_mpi_environment.h"
 #include "tests/unit/nccltest/nccl_tests_parsers.h"
 
 namespace fabric::nccltest {
 namespace {
+
+const auto* const kLoopbackMpi =
+    ::testing::AddGlobalTestEnvironment(new fabric::testing::LoopbackMpiEnvironment);
 
 class NcclOnEveryGpu : public ::testing::TestWithParam<const char*> {
 protected:

@@ -12,6 +12,7 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
+#include "tests/mpi/loopback_mpi_environment.h"
 #include "tests/unit/nccltest/nccl_tests_parsers.h"
 
 namespace fabric::nccltest {
@@ -24,6 +25,9 @@ struct MpiRun {
   std::string out, err;
   double seconds = 0;
 };
+
+const auto* const kLoopbackMpi =
+    ::testing::AddGlobalTestEnvironment(new fabric::testing::LoopbackMpiEnvironment);
 
 MpiRun mpirun(int ranks, std::vector<std::string> args,
               std::map<std::string, std::string> extra = {}, std::chrono::seconds timeout = 120s) {
