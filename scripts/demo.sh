@@ -30,7 +30,7 @@ if ! [[ $nodes =~ ^[0-9]+$ ]] || ((nodes < 2 || nodes > 8)); then
 fi
 
 # The binaries the demo runs, and nothing else: the test programs are test.sh's business.
-readonly TARGETS=(fabric-probe fabric-cni fabric-pfc)
+readonly TARGETS=(fabric-probe fabric-cni fabric-pfc fabric-nccltest fabric-exporter)
 
 # shellcheck source=scripts/lab/demo-lib.sh
 source "$REPO/scripts/lab/demo-lib.sh"

@@ -97,6 +97,160 @@ peer_probes() {
     --duration 2s --heatmap "$DEMO_STEPS/mesh-heatmap.svg" --json
 }
 
-# --- fabric-nccltest and fabric-exporter (filled in below as they land) ------------------
-nccltest_run() { :; }
-exporter_run() { :; }
+# --- fabric-nccltest: MPI ranks on every node ------------------------------------------
+# mpirun on node 1 starts the other ranks over ssh: every other node runs an sshd of its
+# own on the lab address, with throw-away keys in tmpfs; the public halves travel through
+# the shared folder.
+ssh_keys=/run/fkdemo-ssh
+ssh_agent_cmd() {
+  echo "ssh -i $ssh_keys/id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null" \
+    "-o BatchMode=yes -o LogLevel=ERROR -o ConnectTimeout=20"
+}
+
+sshd_start() {
+  wait_for "$sync/client.pub" 60 || return
+  cp "$sync/client.pub" "$ssh_keys/authorized_keys"
+  chmod 600 "$ssh_keys/authorized_keys"
+  ssh-keygen -q -t ed25519 -N '' -C fkdemo-host -f "$ssh_keys/host_key" || return
+  cat >"$ssh_keys/sshd_config" <<CONFIG
+ListenAddress ${FABRIC_LAB_ADDR%/*}
+HostKey $ssh_keys/host_key
+AuthorizedKeysFile $ssh_keys/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $ssh_keys/sshd.pid
+CONFIG
+  mkdir -p /run/sshd
+  /usr/sbin/sshd -f "$ssh_keys/sshd_config" -E "$ssh_keys/sshd.log" || return
+  touch "$sync/sshd$node.ready"
+}
+
+nccltest_mpirun() {
+  local hosts k
+  hosts=$(printf '%s,' "${addrs[@]}")
+  for ((k = 2; k <= FABRIC_LAB_NODES; ++k)); do
+    wait_for "$sync/sshd$k.ready" 90 || return
+  done
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    "$(readlink -f "$(command -v mpirun)")" --host "${hosts%,}" -np "$FABRIC_LAB_NODES" \
+    --mca plm_rsh_agent "$(ssh_agent_cmd)" --mca btl self,tcp \
+    --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+    "$build/nccltest/fabric-nccltest" --backend mpi -b 8 -e 4M -f 2 -n 10 -w 2 -c 1 -T 120 \
+    -J "$DEMO_STEPS/json/nccltest.json" --plot "$DEMO_STEPS/nccltest-busbw.svg" \
+    --prom "$textfiles/nccltest.prom"
+}
+
+nccltest_run() {
+  mkdir -p "$ssh_keys"
+  chmod 700 "$ssh_keys"
+  if ((node == 1)); then
+    ssh-keygen -q -t ed25519 -N '' -C fkdemo -f "$ssh_keys/id"
+    cp "$ssh_keys/id.pub" "$sync/client.pub.tmp" && mv "$sync/client.pub.tmp" "$sync/client.pub"
+    step nccltest "fabric-nccltest: all-reduce across $FABRIC_LAB_NODES nodes, MPI backend" -- \
+      nccltest_mpirun
+    touch "$sync/nccltest.done"
+  else
+    step sshd "an sshd on $FABRIC_LAB_ADDR for mpirun's ranks" -- sshd_start
+    step nccltest_rank "this node's rank took part in the all-reduce" -- \
+      wait_for "$sync/nccltest.done" 300
+    [[ -f $ssh_keys/sshd.pid ]] && kill "$(cat "$ssh_keys/sshd.pid")" 2>/dev/null
+  fi
+}
+
+# --- fabric-exporter on every node, and a real Prometheus on node 1 -----------------------
+exporter_port=10900
+textfiles=$shared/textfile-node$node
+
+exporter_start() {
+  mkdir -p "$textfiles"
+  # The lab's subnet is the parameter plane; the pod is found from fabric-cni's records.
+  cat >"$DEMO_STEPS/json/node$node-exporter.yaml" <<YAML
+http:
+  listen: "${FABRIC_LAB_ADDR%/*}:$exporter_port"
+collectors:
+  textfile:
+    directory: $textfiles
+  accounting:
+    cni_state_dir: $pod_dir/state
+    classes:
+      - name: parameter_plane
+        networks: [10.77.0.0/24]
+YAML
+  "$build/exporters/fabric-exporter" --config "$DEMO_STEPS/json/node$node-exporter.yaml" \
+    2>"$DEMO_STEPS/logs/node$node-exporter.log" &
+  pids+=($!)
+  step exporter "fabric-exporter serves /metrics on ${FABRIC_LAB_ADDR%/*}:$exporter_port" \
+    -- exporter_check
+  touch "$sync/exporter$node.ready"
+}
+
+# Until the exporter answers (bounded), then the scrape must pass promtool's lint.
+exporter_check() {
+  local url=http://${FABRIC_LAB_ADDR%/*}:$exporter_port/metrics deadline=$((SECONDS + 60))
+  until curl -sf -o "$DEMO_STEPS/node$node-metrics.txt" "$url"; do
+    ((SECONDS < deadline)) || { echo "no answer from $url" >&2; return 1; }
+    sleep 0.2
+  done
+  promtool check metrics <"$DEMO_STEPS/node$node-metrics.txt"
+}
+
+prom_query() { # NAME EXPRESSION: the instant query's result, kept as json/prom-NAME.json
+  curl -sfG --data-urlencode "query=$2" http://127.0.0.1:9090/api/v1/query |
+    tee "$DEMO_STEPS/json/prom-$1.json" | jq -e '.status == "success" and (.data.result | length > 0)' >/dev/null
+}
+
+# Both exporters up in Prometheus' own view, and the nccltest textfile scraped.
+prometheus_ready() {
+  local deadline=$((SECONDS + 120)) up
+  while ((SECONDS < deadline)); do
+    up=$(curl -sfG --data-urlencode 'query=sum(up{job="fabric"})' \
+      http://127.0.0.1:9090/api/v1/query | jq -r '.data.result[0].value[1] // 0' 2>/dev/null)
+    if [[ $up == "$FABRIC_LAB_NODES" ]] && prom_query nccltest_up fabric_nccltest_success; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "Prometheus sees $up of $FABRIC_LAB_NODES exporters up, or no nccltest series" >&2
+  return 1
+}
+
+exporter_scrape() {
+  local k
+  for ((k = 1; k <= FABRIC_LAB_NODES; ++k)); do wait_for "$sync/exporter$k.ready" 120; done
+  local targets
+  targets=$(printf '"%s:'"$exporter_port"'",' "${addrs[@]}")
+  cat >"$DEMO_STEPS/json/prometheus.yml" <<YAML
+global:
+  scrape_interval: 2s
+  scrape_timeout: 2s
+scrape_configs:
+  - job_name: fabric
+    honor_labels: true
+    static_configs:
+      - targets: [${targets%,}]
+YAML
+  prometheus --config.file="$DEMO_STEPS/json/prometheus.yml" --storage.tsdb.path=/tmp/fkdemo-prom \
+    --web.listen-address=127.0.0.1:9090 --log.level=warn \
+    2>"$DEMO_STEPS/logs/node$node-prometheus.log" &
+  pids+=($!)
+  step prometheus "Prometheus on node 1 scrapes every node's exporter" -- prometheus_ready
+  step prom_rdma "RDMA packets moved, per node and direction (rxe counts packets, not bytes)" \
+    -- prom_query rdma_packets 'sum by (instance, direction) (fabric_rdma_port_packets_total)'
+  step prom_pods "pod traffic by class, per pod (the pods fabric-cni attached; their macvlan traffic bypasses the node's netfilter)" -- \
+    prom_query pod_traffic 'sum by (instance, pod, class, direction) (fabric_pod_traffic_bytes_total) or fabric_accounting_pods'
+  step prom_dcb "DCB state per node (0: the NIC has no DCB)" -- \
+    prom_query dcb 'fabric_dcb_supported'
+  step prom_nccltest "fabric-nccltest's average bus bandwidth, from its textfile" -- \
+    prom_query nccltest_busbw 'fabric_nccltest_average_bus_bandwidth_bytes_per_second'
+  step prom_errors "collector errors per node and collector" -- \
+    prom_query collector_errors 'sum by (instance, collector) (fabric_exporter_collector_errors_total)'
+}
+
+exporter_run() {
+  if ((node == 1)); then
+    exporter_scrape
+  fi
+}

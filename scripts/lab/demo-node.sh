@@ -59,6 +59,7 @@ step lint "fabric-probe lint: pre-flight verdicts for this node" \
 
 pod_attach
 agent_start
+exporter_start
 
 if ((node == 2)); then
   peer_probes
