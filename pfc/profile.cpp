@@ -54,8 +54,10 @@
 #include <cstdio>
 #include <map>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include "common/atomic_file.h"
 #include "common/units.h"
 
 namespace fabric::pfc {
@@ -589,6 +591,12 @@ Result<Profile> parse_profile(const std::string& text, const std::string& source
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp bounds its recursive descent itself (DepthGuard) but calls it "bad file".
+    return Error(ErrorCode::kDecode, source_name,
+                 "line " + line_of(e.mark) + ", column " + std::to_string(e.mark.column + 1) +
+                     ": sequences and maps nest " + std::to_string(e.depth()) +
+                     " levels deep, the YAML parser's limit; a profile needs 3");
   } catch (const YAML::Exception& e) {
     std::string where = e.mark.is_null() ? ""
                                          : "line " + line_of(e.mark) + ", column " +
@@ -611,15 +619,8 @@ Result<Profile> parse_profile(const std::string& text, const std::string& source
 }
 
 Result<Profile> load_profile(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return Error::from_errno(errno, "reading profile " + path);
-  std::string text;
-  char buf[8192];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, file))
-    text.append(buf, n);
-  int read_errno = std::ferror(file) ? errno : 0;
-  std::fclose(file);
-  if (read_errno != 0) return Error::from_errno(read_errno, "reading profile " + path);
+  FABRIC_ASSIGN_OR_RETURN(std::string text, read_bounded_file(path, kMaxProfileBytes)
+                                                 .context("reading profile " + path));
 
   FABRIC_ASSIGN_OR_RETURN(Profile profile, parse_profile(text, path));
   if (profile.name.empty()) {

@@ -120,7 +120,9 @@ TEST_F(AgentTest, ServesSessionsOneAfterAnother) {
 }
 
 TEST_F(AgentTest, ServesSessionsAtTheSameTime) {
-  start();
+  AgentOptions options;
+  options.limits.max_sessions = 8; // all from 127.0.0.1: one client
+  start(options);
   std::vector<std::thread> clients;
   for (int i = 0; i < 8; ++i)
     clients.emplace_back([this] { echo_session(); });
@@ -224,7 +226,8 @@ TEST_F(AgentTest, SilentClientsCostNoSessionSlot) {
 TEST_F(AgentTest, RefusesAnotherProtocolVersionNamingBoth) {
   start();
   UniqueFd fd = raw_connect();
-  auto hello = make_hello("echo", "{}", 2);
+  // A client of protocol 1, from before the challenge-response.
+  auto hello = make_hello("echo", "{}", "", 1);
   ASSERT_TRUE(hello.ok());
   ASSERT_TRUE(send_frame(fd.get(), *hello, 5s).ok());
   Channel channel(std::move(fd), "agent");
@@ -232,9 +235,9 @@ TEST_F(AgentTest, RefusesAnotherProtocolVersionNamingBoth) {
   ASSERT_TRUE(answer.ok()) << answer.error().message();
   EXPECT_STREQ((*answer)["type"].GetString(), "error");
   EXPECT_STREQ((*answer)["code"].GetString(), "incompatible_version");
-  EXPECT_EQ((*answer)["version"].GetInt(), 1);
+  EXPECT_EQ((*answer)["version"].GetInt(), kProtocolVersion);
   EXPECT_NE(std::string((*answer)["message"].GetString())
-                .find("the client speaks fabric-probe protocol 2, this agent speaks 1"),
+                .find("the client speaks fabric-probe protocol 1, this agent speaks 2"),
             std::string::npos);
   EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_other == 1; }));
 }
@@ -330,7 +333,7 @@ TEST(AgentClient, RefusesAnAgentOfAnotherVersion) {
     ASSERT_GE(fd, 0);
     Channel channel(UniqueFd(fd), "client");
     ASSERT_TRUE(channel.receive(5s).ok());
-    ASSERT_TRUE(channel.send(make_welcome({2, "fabric-probe 2.0", "future"})).ok());
+    ASSERT_TRUE(channel.send(make_welcome({1, "fabric-probe 0.1", "old-node", ""})).ok());
     (void)channel.receive(5s); // until the client hangs up
   });
   auto channel = open_session("127.0.0.1", port, "tcp_bw", "{}", 5s);
@@ -338,8 +341,8 @@ TEST(AgentClient, RefusesAnAgentOfAnotherVersion) {
   ASSERT_FALSE(channel.ok());
   EXPECT_EQ(channel.error().code(), ErrorCode::kPeerIncompatible);
   EXPECT_NE(channel.error().message().find("agent at 127.0.0.1:" + std::to_string(port) +
-                                           " speaks fabric-probe protocol 2, this client "
-                                           "speaks 1: upgrade one side"),
+                                           " speaks fabric-probe protocol 1, this client "
+                                           "speaks 2: upgrade one side"),
             std::string::npos)
       << channel.error().message();
 }
