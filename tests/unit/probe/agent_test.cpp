@@ -14,6 +14,9 @@
 
 #include "common/json.h"
 #include "probes/agent.h"
+#include "probes/agent_access.h"
+#include "probes/auth.h"
+#include "probes/framing.h"
 #include "probes/session.h"
 #include "probes/tcp_socket.h"
 
@@ -305,6 +308,90 @@ TEST_F(AgentTest, StopCutsSessionsThatOutliveTheGrace) {
     EXPECT_NE(after.error().message().find("connection closed"), std::string::npos)
         << after.error().message();
   }
+}
+
+// --token-file: a client must prove it holds the token; without it or with another one it
+// is refused with a message that says so, and the agent goes on serving.
+TEST_F(AgentTest, WithATokenOnlyClientsThatProveItAreServed) {
+  auto token = Token::from_text("s3cret-from-a-kubernetes-secret\n", "test token");
+  auto wrong = Token::from_text("another-secret-of-enough-length!", "wrong token");
+  ASSERT_TRUE(token.ok() && wrong.ok());
+  AgentOptions options;
+  options.token = *token;
+  start(options);
+
+  auto none = open("echo");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("token"), std::string::npos) << none.error().message();
+
+  auto bad = open_session("127.0.0.1", agent_->port(), "echo", "{}", 5s, &*wrong);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("token"), std::string::npos) << bad.error().message();
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_access == 2; }));
+
+  auto good = open_session("127.0.0.1", agent_->port(), "echo", "{}", 5s, &*token);
+  ASSERT_TRUE(good.ok()) << good.error().message();
+  ASSERT_TRUE(good->send(R"({"type":"bye"})").ok());
+  auto result = good->receive(5s);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ((*result)["pings"].GetInt(), 0);
+}
+
+// --allow: a client from outside every listed network is refused before its hello.
+TEST_F(AgentTest, AClientOutsideTheAllowListIsRefusedNamingIt) {
+  auto network = parse_cidr("10.0.0.0/8");
+  ASSERT_TRUE(network.ok()) << network.error().message();
+  AgentOptions options;
+  options.allow = {*network};
+  start(options);
+  auto refused = open("echo");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("does not accept clients from 127.0.0.1"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_access == 1; }));
+
+  auto loopback = parse_cidr("127.0.0.0/8");
+  ASSERT_TRUE(loopback.ok());
+  stop();
+  options.allow.push_back(*loopback);
+  start(options);
+  echo_session();
+}
+
+// Per-client limits: one client may hold --max-client-sessions sessions at once.
+TEST_F(AgentTest, AClientBeyondItsSessionLimitIsRefusedWithTheFlag) {
+  AgentOptions options;
+  options.limits.max_sessions = 1;
+  start(options);
+  auto first = open("hold");
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  ASSERT_TRUE(wait_until([&] { return held_ == 1; }));
+  auto second = open("echo");
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message().find("--max-client-sessions 1"), std::string::npos)
+      << second.error().message();
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_limits == 1; }));
+  ASSERT_TRUE(first->send(R"({"type":"release"})").ok());
+  ASSERT_TRUE(first->receive(5s).ok());
+  ASSERT_TRUE(wait_until([&] { return agent_->active_sessions() == 0; }));
+  echo_session();
+}
+
+// The message that once crashed the agent: a valid hello, then a 1 MiB frame of '['.
+// Its session ends with an error; the agent and other clients are unaffected.
+TEST_F(AgentTest, ADeeplyNestedFrameEndsOnlyItsSession) {
+  start();
+  auto channel = open("echo");
+  ASSERT_TRUE(channel.ok()) << channel.error().message();
+  std::string nested(kMaxFrameBytes, '[');
+  (void)channel->send(nested);
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().sessions_failed == 1; }));
+  echo_session();
+  auto raw = raw_connect();
+  ASSERT_TRUE(send_frame(raw.get(), std::string(100000, '['), 5s).ok());
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_other == 1; }));
+  echo_session();
 }
 
 TEST(AgentClient, NothingListeningSaysHowToStartAnAgent) {
