@@ -80,6 +80,33 @@ Result<std::string> read_file(const std::string& path) {
   return content;
 }
 
+Result<std::string> read_bounded_file(const std::string& path, std::size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) return Error::from_errno(errno, "open", path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Error::from_errno(errno, "fstat", path);
+  if (!S_ISREG(st.st_mode)) {
+    return Error(ErrorCode::kInvalidConfig, path, "is not a regular file");
+  }
+  std::string content;
+  char buffer[8192];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::from_errno(errno, "read", path);
+    }
+    if (n == 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+    if (content.size() > max_bytes) {
+      return Error(ErrorCode::kInvalidConfig, path,
+                   "is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+  return content;
+}
+
 Result<void> make_directories(const std::string& path, mode_t mode) {
   if (path.empty()) return Error(ErrorCode::kInvalidArgument, "make_directories", "empty path");
   std::string partial;

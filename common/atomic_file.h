@@ -19,6 +19,11 @@ Result<void> write_file_atomic(const std::string& path, std::string_view content
 // The whole content of a file; a missing file is kNotFound.
 Result<std::string> read_file(const std::string& path);
 
+// The content of a file that another program provides (a profile, a secret): it must be a
+// regular file (a FIFO or a device is refused without blocking on it) of at most
+// `max_bytes`; a larger one is kInvalidConfig naming the size limit.
+Result<std::string> read_bounded_file(const std::string& path, std::size_t max_bytes);
+
 // Creates `path` and its missing parents with `mode`; existing directories are left as
 // they are.
 Result<void> make_directories(const std::string& path, mode_t mode = 0755);

@@ -1,6 +1,9 @@
 #include "common/json.h"
 
+#include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 
 namespace fabric::json {
 
@@ -17,14 +20,81 @@ TextPosition position_of(std::string_view text, std::size_t offset) {
   return pos;
 }
 
-Result<rapidjson::Document> parse(std::string_view text, std::string_view what) {
+namespace {
+
+// Hands every SAX event on to the document being built, and refuses to open an array or
+// an object beyond the depth limit (the reader then stops with kParseErrorTermination).
+class DepthLimitedBuilder {
+public:
+  DepthLimitedBuilder(rapidjson::Document& doc, std::size_t max_depth)
+      : doc_(doc), max_depth_(max_depth) {}
+
+  bool Null() { return doc_.Null(); }
+  bool Bool(bool b) { return doc_.Bool(b); }
+  bool Int(int i) { return doc_.Int(i); }
+  bool Uint(unsigned u) { return doc_.Uint(u); }
+  bool Int64(int64_t i) { return doc_.Int64(i); }
+  bool Uint64(uint64_t u) { return doc_.Uint64(u); }
+  bool Double(double d) { return doc_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    return doc_.RawNumber(s, n, copy);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) { return doc_.String(s, n, copy); }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return doc_.Key(s, n, copy); }
+  bool StartObject() { return open() && doc_.StartObject(); }
+  bool EndObject(rapidjson::SizeType members) {
+    --depth_;
+    return doc_.EndObject(members);
+  }
+  bool StartArray() { return open() && doc_.StartArray(); }
+  bool EndArray(rapidjson::SizeType elements) {
+    --depth_;
+    return doc_.EndArray(elements);
+  }
+
+  bool too_deep() const { return too_deep_; }
+
+private:
+  bool open() {
+    if (depth_ == max_depth_) {
+      too_deep_ = true;
+      return false;
+    }
+    ++depth_;
+    return true;
+  }
+
+  rapidjson::Document& doc_;
+  std::size_t max_depth_;
+  std::size_t depth_ = 0;
+  bool too_deep_ = false;
+};
+
+} // namespace
+
+Result<rapidjson::Document> parse(std::string_view text, std::string_view what,
+                                  std::size_t max_depth) {
   rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError()) {
-    TextPosition pos = position_of(text, doc.GetErrorOffset());
+  rapidjson::MemoryStream bytes(text.data(), text.size());
+  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> input(bytes);
+  rapidjson::ParseResult result;
+  bool too_deep = false;
+  auto generate = [&](rapidjson::Document& target) {
+    DepthLimitedBuilder builder(target, max_depth);
+    rapidjson::Reader reader;
+    result = reader.Parse<rapidjson::kParseIterativeFlag>(input, builder);
+    too_deep = builder.too_deep();
+    return !result.IsError();
+  };
+  doc.Populate(generate);
+  if (result.IsError()) {
+    TextPosition pos = position_of(text, result.Offset());
+    std::string why =
+        too_deep ? "arrays and objects nest deeper than " + std::to_string(max_depth) + " levels"
+                 : rapidjson::GetParseError_En(result.Code());
     return Error(ErrorCode::kDecode, std::string(what),
                  "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) +
-                     ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+                     ": " + why);
   }
   return doc;
 }

@@ -26,9 +26,20 @@ struct TextPosition {
 };
 TextPosition position_of(std::string_view text, std::size_t offset);
 
+// How deep arrays and objects may nest in a parsed document. Every document fabrickit
+// reads (CNI configurations and results, agent messages, state files) nests fewer than 10
+// levels; the limit keeps whatever walks a parsed document recursively (copies,
+// serialization) far from the end of any thread's stack.
+inline constexpr std::size_t kMaxDepth = 64;
+
 // Parses a whole document. The error says what was wrong and where:
 // "config: line 3, column 14: Missing a comma or '}' after an object member."
-Result<rapidjson::Document> parse(std::string_view text, std::string_view what);
+// The parser is RapidJSON's iterative one, so that no input can exhaust the stack, and it
+// stops at the first array or object deeper than `max_depth` ("line 1, column 65: arrays
+// and objects nest deeper than 64 levels"). This is the one JSON parser for text that
+// comes from outside the process.
+Result<rapidjson::Document> parse(std::string_view text, std::string_view what,
+                                  std::size_t max_depth = kMaxDepth);
 
 // Typed access to object members. `path` is the object's own location ("" for the root,
 // "ipam" or "runtimeConfig.ips") so that errors name the full field: "ipam.type: ...".

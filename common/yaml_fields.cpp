@@ -1,5 +1,7 @@
 #include "common/yaml_fields.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -30,6 +32,12 @@ Result<std::vector<YAML::Node>> parse_documents(const std::string& text,
                                                 const std::string& source_name) {
   try {
     return YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp bounds its recursive descent itself (DepthGuard) but calls it "bad file".
+    return Error(ErrorCode::kDecode, source_name,
+                 "line " + line_of(e.mark) + ", column " + std::to_string(e.mark.column + 1) +
+                     ": sequences and maps nest " + std::to_string(e.depth()) +
+                     " levels deep, the YAML parser's limit");
   } catch (const YAML::Exception& e) {
     std::string where = e.mark.is_null() ? ""
                                          : "line " + line_of(e.mark) + ", column " +

@@ -57,7 +57,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/yaml_fields.h"
-
+#include "common/atomic_file.h"
 #include "common/units.h"
 
 namespace fabric::pfc {
@@ -435,15 +435,8 @@ Result<Profile> parse_profile(const std::string& text, const std::string& source
 }
 
 Result<Profile> load_profile(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return Error::from_errno(errno, "reading profile " + path);
-  std::string text;
-  char buf[8192];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, file))
-    text.append(buf, n);
-  int read_errno = std::ferror(file) ? errno : 0;
-  std::fclose(file);
-  if (read_errno != 0) return Error::from_errno(read_errno, "reading profile " + path);
+  FABRIC_ASSIGN_OR_RETURN(std::string text, read_bounded_file(path, kMaxProfileBytes)
+                                                 .context("reading profile " + path));
 
   FABRIC_ASSIGN_OR_RETURN(Profile profile, parse_profile(text, path));
   if (profile.name.empty()) {

@@ -3,6 +3,8 @@
 // names, and anything it does not name is left as the device has it.
 #pragma once
 
+#include <cstddef>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -59,6 +61,9 @@ struct Profile {
 // kInvalidConfig and name the field and the line: "ets.tc_bw (line 12): shares of ETS
 // traffic classes sum to 90, not 100".
 Result<Profile> parse_profile(const std::string& text, const std::string& source_name);
+// A profile is a few hundred bytes; a file beyond this is not one.
+inline constexpr std::size_t kMaxProfileBytes = 1 << 20;
+// Reads a regular file of at most kMaxProfileBytes and parses it.
 Result<Profile> load_profile(const std::string& path);
 
 } // namespace fabric::pfc

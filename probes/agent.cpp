@@ -16,6 +16,8 @@
 
 #include "common/build_info.h"
 #include "common/json.h"
+#include "common/units.h"
+#include "probes/agent_handshake.h"
 #include "probes/tcp_socket.h"
 
 namespace fabric::probes {
@@ -24,71 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// A hello is small; a bigger first frame is a stranger (HTTP, TLS) on the port.
-constexpr std::size_t kMaxHelloBytes = 64 * 1024;
-// Connections still in their handshake; past this many, new ones are closed at once.
-constexpr std::size_t kMaxPendingHandshakes = 256;
-// How long a refused client gets to read the refusal before its socket is closed.
-constexpr auto kLingerTime = 2s;
 // Sending the error that ends a failed session.
 constexpr auto kReplyTimeout = 2s;
-
-struct Pending {
-  UniqueFd fd;
-  std::string peer;
-  Clock::time_point deadline;
-  char header[4] = {};
-  std::size_t header_got = 0;
-  std::string body;
-  std::size_t body_got = 0;
-};
-
-struct Lingering {
-  UniqueFd fd;
-  Clock::time_point deadline;
-};
-
-enum class ReadState { kWaiting, kComplete, kClosed };
-
-// Reads what has arrived of the hello frame, never past its end: on a data connection
-// the test's raw bytes follow right behind it.
-Result<ReadState> read_hello(Pending& p) {
-  for (;;) {
-    char* dst;
-    std::size_t want;
-    if (p.header_got < sizeof p.header) {
-      dst = p.header + p.header_got;
-      want = sizeof p.header - p.header_got;
-    } else {
-      if (p.body_got == p.body.size()) return ReadState::kComplete;
-      dst = p.body.data() + p.body_got;
-      want = p.body.size() - p.body_got;
-    }
-    ssize_t n = ::recv(p.fd.get(), dst, want, MSG_DONTWAIT);
-    if (n == 0) return ReadState::kClosed;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return ReadState::kWaiting;
-      return Error::from_errno(errno, "recv", "from " + p.peer);
-    }
-    if (p.header_got < sizeof p.header) {
-      p.header_got += static_cast<std::size_t>(n);
-      if (p.header_got == sizeof p.header) {
-        uint32_t length;
-        std::memcpy(&length, p.header, sizeof length);
-        length = ntohl(length);
-        if (length > kMaxHelloBytes) {
-          return Error(ErrorCode::kDecode, "handshake",
-                       "first frame of " + std::to_string(length) + " bytes from " + p.peer +
-                           " exceeds the limit; the peer is not a fabric-probe client");
-        }
-        p.body.resize(length);
-      }
-    } else {
-      p.body_got += static_cast<std::size_t>(n);
-    }
-  }
-}
 
 std::string random_cookie() {
   std::random_device device;
@@ -131,7 +70,10 @@ struct Agent::SessionRecord {
   std::unique_ptr<AgentSession> session;
   std::thread thread;
   Clock::time_point started;
-  bool done = false; // guarded by Agent::mutex_
+  std::string client;       // the client's address: its limits count by it
+  uint64_t memory_bytes = 0; // SessionDemand::memory_bytes
+  bool done = false;         // guarded by Agent::mutex_
+  bool cut = false;          // guarded by Agent::mutex_: ran past the clients' max_duration
 };
 
 // --- AgentSession ---
@@ -204,9 +146,21 @@ void AgentSession::abort() {
 Agent::Agent(AgentOptions options) : options_(std::move(options)) {
   if (options_.agent_text.empty()) options_.agent_text = first_line(version_text("fabric-probe"));
   if (options_.hostname.empty()) options_.hostname = host_name();
-  register_session_test(kRunTest, [this](AgentSession& session, const rapidjson::Value& params) {
-    return run_delegated(session, params);
-  });
+  // A delegated test runs its client side here: it costs this agent what the test costs.
+  register_session_test(
+      kRunTest,
+      [this](AgentSession& session, const rapidjson::Value& params) {
+        return run_delegated(session, params);
+      },
+      [this](const rapidjson::Value& params) -> Result<SessionDemand> {
+        FABRIC_ASSIGN_OR_RETURN(std::string test, json::get_string(params, "params", "test"));
+        rapidjson::Value empty(rapidjson::kObjectType);
+        const rapidjson::Value* inner = &empty;
+        if (params.HasMember("params")) {
+          FABRIC_ASSIGN_OR_RETURN(inner, json::get_object(params, "params", "params"));
+        }
+        return estimate(test, *inner);
+      });
 }
 
 Agent::~Agent() {
@@ -220,22 +174,25 @@ Agent::~Agent() {
   reap_finished(/*wait_all=*/true);
 }
 
-void Agent::register_test(std::string name, TestHandler handler) {
+void Agent::register_test(std::string name, TestHandler handler, DemandEstimate estimate) {
   register_session_test(
       std::move(name),
       [handler = std::move(handler)](AgentSession& session, const rapidjson::Value& params) {
         return handler(session.channel(), params);
-      });
+      },
+      std::move(estimate));
 }
 
-void Agent::register_session_test(std::string name, SessionHandler handler) {
-  for (auto& [n, h] : tests_) {
-    if (n == name) {
-      h = std::move(handler);
+void Agent::register_session_test(std::string name, SessionHandler handler,
+                                  DemandEstimate estimate) {
+  for (auto& entry : tests_) {
+    if (entry.name == name) {
+      entry.handler = std::move(handler);
+      entry.estimate = std::move(estimate);
       return;
     }
   }
-  tests_.emplace_back(std::move(name), std::move(handler));
+  tests_.push_back({std::move(name), std::move(handler), std::move(estimate)});
 }
 
 void Agent::register_runner(std::string name, ClientRunner runner) {
@@ -250,8 +207,8 @@ void Agent::register_runner(std::string name, ClientRunner runner) {
 
 std::vector<std::string> Agent::test_names() const {
   std::vector<std::string> names;
-  for (const auto& [n, h] : tests_)
-    names.push_back(n);
+  for (const auto& entry : tests_)
+    names.push_back(entry.name);
   return names;
 }
 
@@ -272,7 +229,29 @@ Result<void> Agent::listen() {
     return Error::from_errno(errno, "fcntl(O_NONBLOCK)", "listening socket");
   }
   FABRIC_ASSIGN_OR_RETURN(port_, bound_port(listener_.get()));
+  log_access_settings();
   return Ok();
+}
+
+void Agent::log_access_settings() const {
+  const std::string& bind = options_.bind_address;
+  const bool everywhere = bind.empty() || bind == "::" || bind == "0.0.0.0";
+  if (everywhere && options_.allow.empty() && !options_.token) {
+    spdlog::warn("listening on every address of this host with neither --allow nor "
+                 "--token-file: anyone who reaches port {} can start tests that flood the "
+                 "network, pin memory and hold the NIC",
+                 port_);
+  }
+  std::string allow;
+  for (const Cidr& cidr : options_.allow)
+    allow += (allow.empty() ? "" : ", ") + cidr.text();
+  const ClientLimits& l = options_.limits;
+  spdlog::info("clients: from {}; token {}; each at most {} sessions, {} messages, {} of "
+               "buffers, {}s per session",
+               allow.empty() ? "any address" : allow,
+               options_.token ? "from " + options_.token->source() : "not required",
+               l.max_sessions, units::format_size(l.max_message_bytes),
+               units::format_size(l.max_memory_bytes), l.max_duration.count());
 }
 
 uint16_t Agent::port() const {
@@ -343,32 +322,64 @@ Result<void> Agent::attach_stream(const std::string& params_json, UniqueFd fd) {
   return Ok();
 }
 
-void Agent::start_session(UniqueFd fd, std::string peer, Hello hello) {
+void Agent::start_session(Pending& p, SessionDemand demand, std::string welcome_proof) {
   auto record = std::make_unique<SessionRecord>();
-  record->session.reset(
-      new AgentSession(*this, Channel(std::move(fd), "client " + peer), peer, hello.test));
+  record->session.reset(new AgentSession(*this, Channel(std::move(p.fd), "client " + p.peer),
+                                         p.peer, p.hello.test));
   record->started = Clock::now();
+  record->client = p.client;
+  record->memory_bytes = demand.memory_bytes;
   SessionRecord* raw = record.get();
   std::lock_guard lock(mutex_);
   ++running_;
-  record->thread = std::thread(
-      [this, raw, params = std::move(hello.params_json)] { run_session(*raw, params); });
+  record->thread = std::thread([this, raw, params = std::move(p.hello.params_json),
+                                proof = std::move(welcome_proof)]() mutable {
+    run_session(*raw, std::move(params), std::move(proof));
+  });
   sessions_.push_back(std::move(record));
 }
 
-void Agent::run_session(SessionRecord& record, std::string params_json) {
+ClientUsage Agent::usage_of(const std::string& client) const {
+  ClientUsage usage;
+  std::lock_guard lock(mutex_);
+  for (const auto& record : sessions_) {
+    if (record->done || record->client != client) continue;
+    ++usage.sessions;
+    usage.memory_bytes += record->memory_bytes;
+  }
+  return usage;
+}
+
+void Agent::cut_overdue_sessions() {
+  const auto limit = options_.limits.max_duration;
+  auto now = Clock::now();
+  std::lock_guard lock(mutex_);
+  for (auto& record : sessions_) {
+    if (record->done || record->cut || now - record->started < limit) continue;
+    record->cut = true;
+    ++counters_.sessions_cut;
+    spdlog::warn("session from {} test={} cut: still running after {}s "
+                 "(--max-session-duration)",
+                 record->session->peer(), record->session->test(), limit.count());
+    record->session->abort();
+  }
+}
+
+void Agent::run_session(SessionRecord& record, std::string params_json,
+                        std::string welcome_proof) {
   AgentSession& session = *record.session;
   Result<void> outcome = Ok();
   auto params = json::parse(params_json, "params");
   if (!params.ok()) {
     outcome = std::move(params).error();
   } else {
-    Welcome welcome{kProtocolVersion, options_.agent_text, options_.hostname};
+    Welcome welcome{kProtocolVersion, options_.agent_text, options_.hostname,
+                    std::move(welcome_proof)};
     outcome = session.channel().send(make_welcome(welcome), options_.handshake_timeout);
     if (outcome.ok()) {
-      auto handler = std::find_if(tests_.begin(), tests_.end(),
-                                  [&](const auto& entry) { return entry.first == session.test(); });
-      outcome = handler->second(session, *params);
+      auto entry = std::find_if(tests_.begin(), tests_.end(),
+                                [&](const TestEntry& e) { return e.name == session.test(); });
+      outcome = entry->handler(session, *params);
       if (!outcome.ok()) {
         // Best effort: the client may be the reason the session failed.
         (void)session.channel().send(make_error_message(outcome.error()), kReplyTimeout);
@@ -412,8 +423,9 @@ Result<void> Agent::run_delegated(AgentSession& session, const rapidjson::Value&
                      "' (it runs: " + (names.empty() ? "none" : join(names)) + ")");
   }
   FABRIC_ASSIGN_OR_RETURN(Endpoint target, parse_endpoint(peer, kDefaultAgentPort, "params.peer"));
+  const Token* token = options_.token ? &*options_.token : nullptr;
   FABRIC_ASSIGN_OR_RETURN(std::string report,
-                          runner->second(target.host, target.port, *inner)
+                          runner->second(target.host, target.port, *inner, token)
                               .context("from " + options_.hostname + " to " + peer));
   while (!report.empty() && (report.back() == '\n' || report.back() == ' '))
     report.pop_back();
@@ -436,72 +448,16 @@ void Agent::reap_finished(bool wait_all) {
 
 Result<void> Agent::serve() {
   if (!listener_) FABRIC_TRY(listen());
-  std::vector<Pending> pending;
-  std::vector<Lingering> lingering;
+  Handshakes handshakes(*this);
   Result<void> failure = Ok();
-
-  auto refuse = [&](UniqueFd fd, const std::string& peer, std::string_view code,
-                    const std::string& message) {
-    spdlog::info("session from {} outcome=refused ({}): {}", peer, code, message);
-    std::string text = make_error_message(code, message);
-    uint32_t length = htonl(static_cast<uint32_t>(text.size()));
-    std::string frame(reinterpret_cast<const char*>(&length), sizeof length);
-    frame += text;
-    // A fresh socket's send buffer is empty: the small frame goes out whole or not at all.
-    (void)!::send(fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    // Half-close and drain what the client still sends, so that its unread hello does
-    // not turn our close into a reset that could destroy the refusal before it is read.
-    ::shutdown(fd.get(), SHUT_WR);
-    lingering.push_back({std::move(fd), Clock::now() + kLingerTime});
-    std::lock_guard lock(mutex_);
-    ++(code == kErrorBusy ? counters_.refused_busy : counters_.refused_other);
-  };
-
-  auto dispatch = [&](Pending& p) {
-    auto doc = json::parse(p.body, "hello from " + p.peer);
-    if (!doc.ok()) {
-      return refuse(std::move(p.fd), p.peer, kErrorBadRequest,
-                    "expected a fabric-probe hello message: " + doc.error().message());
-    }
-    auto hello = parse_hello(*doc);
-    if (!hello.ok()) {
-      return refuse(std::move(p.fd), p.peer, wire_code_for(hello.error()), hello.error().message());
-    }
-    if (hello->test == kAttachTest) {
-      auto attached = attach_stream(hello->params_json, std::move(p.fd));
-      if (!attached.ok())
-        spdlog::info("data connection from {}: {}", p.peer, attached.error().message());
-      return;
-    }
-    auto names = test_names();
-    if (std::find(names.begin(), names.end(), hello->test) == names.end()) {
-      return refuse(std::move(p.fd), p.peer, kErrorUnknownTest,
-                    "the agent on " + options_.hostname + " has no test '" + hello->test +
-                        "' (it serves: " + join(names) + ")");
-    }
-    std::size_t running = active_sessions();
-    if (running >= options_.max_sessions) {
-      return refuse(std::move(p.fd), p.peer, kErrorBusy,
-                    "the agent on " + options_.hostname + " is busy: " + std::to_string(running) +
-                        " sessions running (--max-sessions " +
-                        std::to_string(options_.max_sessions) + ")");
-    }
-    start_session(std::move(p.fd), p.peer, std::move(*hello));
-  };
 
   while (!stop_.load()) {
     std::vector<pollfd> fds;
     fds.push_back({listener_.get(), POLLIN, 0});
     fds.push_back({wake_read_.get(), POLLIN, 0});
+    // At least once a second: sessions that run too long are cut from here.
     auto next = Clock::now() + 1s;
-    for (const auto& p : pending) {
-      fds.push_back({p.fd.get(), POLLIN, 0});
-      next = std::min(next, p.deadline);
-    }
-    for (const auto& l : lingering) {
-      fds.push_back({l.fd.get(), POLLIN, 0});
-      next = std::min(next, l.deadline);
-    }
+    handshakes.watch(fds, next);
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
     int n = ::poll(fds.data(), fds.size(), std::max<int>(0, static_cast<int>(wait.count()) + 1));
     if (n < 0 && errno != EINTR) {
@@ -517,60 +473,8 @@ Result<void> Agent::serve() {
     }
     reap_finished(/*wait_all=*/false);
     if (stop_.load()) break;
-
-    auto now = Clock::now();
-    // Handshakes in progress.
-    std::vector<Pending> still_pending;
-    for (std::size_t i = 0; i < pending.size(); ++i) {
-      Pending& p = pending[i];
-      if (n > 0 && fds[2 + i].revents != 0) {
-        auto state = read_hello(p);
-        if (!state.ok()) {
-          if (state.error().code() == ErrorCode::kDecode) {
-            refuse(std::move(p.fd), p.peer, kErrorBadRequest, state.error().message());
-          } else {
-            spdlog::info("session from {} outcome=error: {}", p.peer, state.error().message());
-          }
-          continue;
-        }
-        if (*state == ReadState::kClosed) {
-          spdlog::debug("connection from {} closed before its hello", p.peer);
-          continue;
-        }
-        if (*state == ReadState::kComplete) {
-          dispatch(p);
-          continue;
-        }
-      }
-      if (now >= p.deadline) {
-        spdlog::info("session from {} outcome=dropped: no hello within {:.1f}s", p.peer,
-                     std::chrono::duration<double>(options_.handshake_timeout).count());
-        std::lock_guard lock(mutex_);
-        ++counters_.handshake_timeouts;
-        continue;
-      }
-      still_pending.push_back(std::move(p));
-    }
-    // Refused clients reading their refusal.
-    std::vector<Lingering> still_lingering;
-    std::size_t base = 2 + pending.size();
-    for (std::size_t i = 0; i < lingering.size(); ++i) {
-      Lingering& l = lingering[i];
-      bool open = now < l.deadline;
-      if (open && n > 0 && fds[base + i].revents != 0) {
-        char drain[4096];
-        for (;;) {
-          ssize_t got = ::recv(l.fd.get(), drain, sizeof drain, MSG_DONTWAIT);
-          if (got > 0) continue;
-          if (got < 0 && errno == EINTR) continue;
-          if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) open = false;
-          break;
-        }
-      }
-      if (open) still_lingering.push_back(std::move(l));
-    }
-    pending = std::move(still_pending);
-    lingering = std::move(still_lingering);
+    cut_overdue_sessions();
+    handshakes.service(fds, 2, n > 0);
 
     // New connections.
     if (fds[0].revents != 0) {
@@ -587,26 +491,14 @@ Result<void> Agent::serve() {
           }
           break;
         }
-        Pending p;
-        p.fd.reset(fd);
-        // Control messages are small and answered at once (see connect_session()).
-        (void)set_nodelay(fd);
-        p.peer = address_text(reinterpret_cast<sockaddr*>(&ss), len);
-        p.deadline = Clock::now() + options_.handshake_timeout;
-        if (pending.size() >= kMaxPendingHandshakes) {
-          spdlog::warn("session from {} outcome=dropped: {} handshakes already pending", p.peer,
-                       pending.size());
-          continue;
-        }
-        pending.push_back(std::move(p));
+        handshakes.accept(UniqueFd(fd), ss, len);
       }
     }
   }
 
   // Stopping: no new connections; running sessions get stop_grace to end on their own.
   listener_.reset();
-  pending.clear();
-  lingering.clear();
+  handshakes.clear();
   {
     std::unique_lock lock(mutex_);
     bool ended = session_ended_.wait_for(lock, options_.stop_grace, [&] { return running_ == 0; });

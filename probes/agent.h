@@ -3,16 +3,21 @@
 // keeps one on every node). perftest's servers serve one client and exit; this one must
 // not.
 //
-// One thread, the accept loop, accepts connections and reads each hello without
+// One thread, the accept loop, accepts connections and runs each handshake without
 // blocking, so that a client that connects and says nothing costs no thread and is
-// dropped after the handshake timeout. A valid hello for a test starts a session thread
-// (at most max_sessions at a time; more clients get "busy"); an "attach" hello joins a data
-// connection to a running session (the TCP bandwidth test's streams use the same port,
-// as iperf3's do, so a firewall or a hostPort needs only one port).
+// dropped after the handshake timeout. A client whose address is not allowed (--allow) is
+// refused at once; with a token (--token-file) the hello is answered with a challenge that
+// the client must meet (auth.h). A valid hello for a test then starts a session thread, if
+// the agent runs fewer than max_sessions and the client stays within its limits
+// (agent_access.h); others are refused with the reason. An "attach" hello joins a data
+// connection to a running session (the TCP bandwidth test's streams use the same port, as
+// iperf3's do, so a firewall or a hostPort needs only one port); its random cookie, handed
+// out inside an authenticated session, is its credential.
 //
-// Every wait in a session is bounded by a deadline; a client that vanishes ends only its
-// own session. request_stop() (SIGINT/SIGTERM) stops accepting, lets running sessions end
-// within stop_grace, then cuts their connections and joins them.
+// Every wait in a session is bounded by a deadline, and a session still running after the
+// clients' max_duration is cut; a client that vanishes ends only its own session.
+// request_stop() (SIGINT/SIGTERM) stops accepting, lets running sessions end within
+// stop_grace, then cuts their connections and joins them.
 #pragma once
 
 #include <atomic>
@@ -22,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +35,8 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "probes/agent_access.h"
+#include "probes/auth.h"
 #include "probes/channel.h"
 #include "probes/protocol.h"
 
@@ -37,7 +45,12 @@ namespace fabric::probes {
 struct AgentOptions {
   std::string bind_address; // "" = every address (dual-stack where IPv6 exists)
   uint16_t port = kDefaultAgentPort;
-  std::size_t max_sessions = 16;
+  std::size_t max_sessions = 16; // all clients together
+  ClientLimits limits;           // each client address
+  std::vector<Cidr> allow;       // client networks; empty = every address
+  // Clients must prove they hold it; it is also what this agent presents to another
+  // agent when it runs a test for a mesh.
+  std::optional<Token> token;
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds stop_grace{std::chrono::seconds(10)};
   std::string agent_text; // "" = this build's version line
@@ -48,9 +61,12 @@ struct AgentCounters {
   uint64_t sessions_ok = 0;
   uint64_t sessions_failed = 0;
   uint64_t refused_busy = 0;
-  uint64_t refused_other = 0; // bad hello, other version, unknown test, bad cookie
+  uint64_t refused_access = 0; // address not allowed, no token or the wrong one
+  uint64_t refused_limits = 0; // a client's session count, message size, memory, duration
+  uint64_t refused_other = 0;  // bad hello, other version, unknown test
   uint64_t handshake_timeouts = 0;
   uint64_t streams_attached = 0;
+  uint64_t sessions_cut = 0; // ran past the clients' max_duration
 };
 
 class Agent;
@@ -104,9 +120,14 @@ private:
 using TestHandler = std::function<Result<void>(Channel&, const rapidjson::Value& params)>;
 // A server side that needs data connections.
 using SessionHandler = std::function<Result<void>(AgentSession&, const rapidjson::Value& params)>;
-// The client side of a test, for "run" delegation (mesh): returns the report JSON.
-using ClientRunner = std::function<Result<std::string>(const std::string& host, uint16_t port,
-                                                       const rapidjson::Value& params)>;
+// What a session of a test will cost the agent, from its params; checked against the
+// client's limits before the session starts. A test without one costs nothing.
+using DemandEstimate = std::function<Result<SessionDemand>(const rapidjson::Value& params)>;
+// The client side of a test, for "run" delegation (mesh): returns the report JSON. `token`
+// is the agent's own, for the agent it connects to.
+using ClientRunner =
+    std::function<Result<std::string>(const std::string& host, uint16_t port,
+                                      const rapidjson::Value& params, const Token* token)>;
 
 class Agent {
 public:
@@ -116,12 +137,14 @@ public:
   Agent& operator=(const Agent&) = delete;
 
   // Registration happens before serve().
-  void register_test(std::string name, TestHandler handler);
-  void register_session_test(std::string name, SessionHandler handler);
+  void register_test(std::string name, TestHandler handler, DemandEstimate estimate = {});
+  void register_session_test(std::string name, SessionHandler handler,
+                             DemandEstimate estimate = {});
   void register_runner(std::string name, ClientRunner runner);
   std::vector<std::string> test_names() const;
 
-  // Binds the listening socket; port() is known from then on.
+  // Binds the listening socket; port() is known from then on. Warns when the agent
+  // listens on every address with neither an allow-list nor a token.
   Result<void> listen();
   uint16_t port() const;
   // "0.0.0.0:18515", "[::]:18515".
@@ -138,11 +161,28 @@ public:
 
 private:
   friend class AgentSession;
-  struct Loop;
+  struct Handshakes;
+  struct Pending;
   struct SessionRecord;
+  struct TestEntry {
+    std::string name;
+    SessionHandler handler;
+    DemandEstimate estimate;
+  };
 
-  void start_session(UniqueFd fd, std::string peer, Hello hello);
-  void run_session(SessionRecord& record, std::string params_json);
+  // The steps of a handshake, on the accept loop's thread. Each either keeps the
+  // connection pending (true) or has handed it on or refused it.
+  bool on_frame(Pending& p, Handshakes& h);
+  bool on_hello(Pending& p, std::string text, Handshakes& h);
+  bool on_proof(Pending& p, std::string text, Handshakes& h);
+  void admit(Pending& p, std::string welcome_proof, Handshakes& h);
+  Result<SessionDemand> estimate(const std::string& test, const rapidjson::Value& params) const;
+  ClientUsage usage_of(const std::string& client) const;
+  void cut_overdue_sessions();
+  void log_access_settings() const;
+
+  void start_session(Pending& p, SessionDemand demand, std::string welcome_proof);
+  void run_session(SessionRecord& record, std::string params_json, std::string welcome_proof);
   Result<void> run_delegated(AgentSession& session, const rapidjson::Value& params);
   // Hands a data connection to the session that announced `cookie`.
   Result<void> attach_stream(const std::string& params_json, UniqueFd fd);
@@ -152,7 +192,7 @@ private:
   void notify_loop();
 
   AgentOptions options_;
-  std::vector<std::pair<std::string, SessionHandler>> tests_;
+  std::vector<TestEntry> tests_;
   std::vector<std::pair<std::string, ClientRunner>> runners_;
   UniqueFd listener_;
   uint16_t port_ = 0;

@@ -1,8 +1,6 @@
 #include "probes/channel.h"
 
-#include <arpa/inet.h>
 #include <cerrno>
-#include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -62,19 +60,15 @@ Result<void> Channel::write_all(const char* data, std::size_t size, Clock::time_
   return Ok();
 }
 
-Result<void> Channel::read_all(char* data, std::size_t size, Clock::time_point deadline,
-                               bool frame_start) {
-  std::size_t got = 0;
-  while (got < size) {
-    ssize_t n = ::recv(fd_.get(), data + got, size - got, MSG_DONTWAIT);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-      continue;
-    }
+Result<std::size_t> Channel::read_some(char* data, std::size_t size, Clock::time_point deadline,
+                                       bool frame_start) {
+  for (;;) {
+    ssize_t n = ::recv(fd_.get(), data, size, MSG_DONTWAIT);
+    if (n > 0) return static_cast<std::size_t>(n);
     if (n == 0) {
       return Error(ErrorCode::kSystem, "receiving a message",
                    "connection closed by " + peer_name_ +
-                       (frame_start && got == 0 ? "" : " in the middle of a message"));
+                       (frame_start ? "" : " in the middle of a message"));
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -83,7 +77,6 @@ Result<void> Channel::read_all(char* data, std::size_t size, Clock::time_point d
     }
     return Error::from_errno(errno, "recv", "from " + peer_name_);
   }
-  return Ok();
 }
 
 Result<void> Channel::send(std::string_view json_text, std::chrono::milliseconds timeout) {
@@ -91,29 +84,24 @@ Result<void> Channel::send(std::string_view json_text, std::chrono::milliseconds
     return Error(ErrorCode::kInternal, "sending a message",
                  "message of " + std::to_string(json_text.size()) + " bytes exceeds the limit");
   }
-  auto deadline = Clock::now() + timeout;
-  uint32_t length = htonl(static_cast<uint32_t>(json_text.size()));
-  char header[4];
-  std::memcpy(header, &length, sizeof header);
-  FABRIC_TRY(write_all(header, sizeof header, deadline));
-  return write_all(json_text.data(), json_text.size(), deadline);
+  std::string frame = encode_frame(json_text);
+  return write_all(frame.data(), frame.size(), Clock::now() + timeout);
 }
 
 Result<std::string> Channel::receive_text(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  char header[4];
-  FABRIC_TRY(read_all(header, sizeof header, deadline, /*frame_start=*/true));
-  uint32_t length;
-  std::memcpy(&length, header, sizeof length);
-  length = ntohl(length);
-  if (length > kMaxFrameBytes) {
-    return Error(ErrorCode::kDecode, "receiving a message",
-                 "frame of " + std::to_string(length) + " bytes from " + peer_name_ +
-                     " exceeds the limit; is the peer a fabric-probe agent?");
+  FrameReader reader;
+  while (!reader.complete()) {
+    std::span<char> into = reader.next();
+    FABRIC_ASSIGN_OR_RETURN(std::size_t got,
+                            read_some(into.data(), into.size(), deadline, !reader.started()));
+    if (!reader.advance(got)) {
+      return Error(ErrorCode::kDecode, "receiving a message",
+                   "frame of " + std::to_string(reader.announced()) + " bytes from " + peer_name_ +
+                       " exceeds the limit; is the peer a fabric-probe agent?");
+    }
   }
-  std::string text(length, '\0');
-  FABRIC_TRY(read_all(text.data(), text.size(), deadline, /*frame_start=*/false));
-  return text;
+  return reader.take();
 }
 
 Result<rapidjson::Document> Channel::receive(std::chrono::milliseconds timeout) {

@@ -15,12 +15,9 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "probes/framing.h"
 
 namespace fabric::probes {
-
-// Frames larger than this are refused on both sides: a garbage length from a stranger on
-// the port must not make us allocate gigabytes.
-inline constexpr uint32_t kMaxFrameBytes = 1u << 20;
 
 class Channel {
 public:
@@ -46,8 +43,9 @@ public:
 private:
   Result<void> write_all(const char* data, std::size_t size,
                          std::chrono::steady_clock::time_point deadline);
-  Result<void> read_all(char* data, std::size_t size,
-                        std::chrono::steady_clock::time_point deadline, bool frame_start);
+  // Reads what has arrived, at most `size` bytes, waiting until something has.
+  Result<std::size_t> read_some(char* data, std::size_t size,
+                                std::chrono::steady_clock::time_point deadline, bool frame_start);
 
   UniqueFd fd_;
   std::string peer_name_;

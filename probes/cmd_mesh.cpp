@@ -10,6 +10,7 @@
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "common/units.h"
+#include "probes/auth.h"
 #include "probes/commands.h"
 #include "probes/mesh.h"
 #include "probes/protocol.h"
@@ -28,6 +29,7 @@ struct MeshArgs {
   std::optional<std::string> params;
   std::optional<std::string> pair_timeout;
   std::optional<std::string> outlier_threshold;
+  std::optional<std::string> token_file;
   std::string csv;
   std::string heatmap;
   bool no_retest = false;
@@ -103,6 +105,7 @@ Result<MeshOptions> make_options(const MeshArgs& a) {
                             parse_positive(*a.outlier_threshold, "--outlier-threshold"));
   }
   o.retest = !a.no_retest;
+  FABRIC_ASSIGN_OR_RETURN(o.token, load_token(a.token_file));
   return o;
 }
 
@@ -206,6 +209,7 @@ Subcommand add_mesh_command(CLI::App& app) {
                   "(default 3.5)")
       ->type_name("X");
   cmd->add_flag("--no-retest", args->no_retest, "Do not measure flagged pairs a second time");
+  add_token_file_option(*cmd, args->token_file);
   cmd->add_flag("--json", args->json, "Print JSON instead of the text matrix");
   cmd->add_option("--csv", args->csv,
                   "Also write the matrix as CSV (with several tests: FILE-<test>.csv)")

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -28,6 +29,12 @@ struct ServerArgs {
   std::optional<std::string> handshake_timeout;
   std::optional<std::string> stop_grace;
   std::string port_file;
+  std::vector<std::string> allow;
+  std::optional<std::string> token_file;
+  std::optional<std::string> max_client_sessions;
+  std::optional<std::string> max_message_size;
+  std::optional<std::string> max_client_memory;
+  std::optional<std::string> max_session_duration;
 };
 
 // The agent the signal handler stops; request_stop() is async-signal-safe.
@@ -74,6 +81,34 @@ Result<AgentOptions> make_options(const ServerArgs& args) {
   }
   if (o.handshake_timeout.count() <= 0) {
     return Error(ErrorCode::kInvalidArgument, "--handshake-timeout", "must be positive");
+  }
+  for (const auto& cidr : args.allow) {
+    FABRIC_ASSIGN_OR_RETURN(Cidr parsed, parse_cidr(cidr, "--allow"));
+    o.allow.push_back(parsed);
+  }
+  FABRIC_ASSIGN_OR_RETURN(o.token, load_token(args.token_file));
+  ClientLimits& limits = o.limits;
+  if (args.max_client_sessions) {
+    FABRIC_ASSIGN_OR_RETURN(limits.max_sessions, units::parse_uint(*args.max_client_sessions,
+                                                                   "--max-client-sessions", 1,
+                                                                   4096));
+  }
+  if (args.max_message_size) {
+    FABRIC_ASSIGN_OR_RETURN(limits.max_message_bytes,
+                            units::parse_size(*args.max_message_size, "--max-message-size"));
+  }
+  if (args.max_client_memory) {
+    FABRIC_ASSIGN_OR_RETURN(limits.max_memory_bytes,
+                            units::parse_size(*args.max_client_memory, "--max-client-memory"));
+  }
+  if (args.max_session_duration) {
+    FABRIC_ASSIGN_OR_RETURN(
+        auto d, units::parse_duration(*args.max_session_duration, "--max-session-duration"));
+    limits.max_duration = std::chrono::duration_cast<std::chrono::seconds>(d);
+    if (limits.max_duration.count() < 1) {
+      return Error(ErrorCode::kInvalidArgument, "--max-session-duration",
+                   "must be at least 1 s");
+    }
   }
   return o;
 }
@@ -134,6 +169,29 @@ Subcommand add_server_command(CLI::App& app) {
   cmd->add_option("--port-file", args->port_file,
                   "Once listening, write the port number to this file (atomically)")
       ->type_name("PATH");
+  cmd->add_option("--allow", args->allow,
+                  "Accept clients only from this network (10.0.0.0/8, fd00::/64, a single "
+                  "address); repeat for more. Default: every address")
+      ->type_name("CIDR");
+  cmd->add_option("--token-file", args->token_file,
+                  std::string("Require clients to prove they hold the token in FILE (a "
+                              "Kubernetes Secret mounted as a file; surrounding whitespace "
+                              "ignored); also presented to other agents for mesh tests. "
+                              "Default: $") +
+                      kTokenFileEnv)
+      ->type_name("FILE");
+  cmd->add_option("--max-client-sessions", args->max_client_sessions,
+                  "Tests one client address may run at once (default 4)")
+      ->type_name("N");
+  cmd->add_option("--max-message-size", args->max_message_size,
+                  "Largest RDMA message or TCP write a client may ask for (default 64M)")
+      ->type_name("SIZE");
+  cmd->add_option("--max-client-memory", args->max_client_memory,
+                  "Buffers all of one client's running tests may hold together (default 1G)")
+      ->type_name("SIZE");
+  cmd->add_option("--max-session-duration", args->max_session_duration,
+                  "Refuse longer tests, and cut any test still running after this (default 10m)")
+      ->type_name("DURATION");
   return {cmd, [args, &app] { return run_server(*args, app); }};
 }
 

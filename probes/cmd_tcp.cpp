@@ -7,6 +7,7 @@
 
 #include "common/cli.h"
 #include "common/units.h"
+#include "probes/auth.h"
 #include "probes/commands.h"
 #include "probes/protocol.h"
 #include "probes/tcp_socket.h"
@@ -27,6 +28,7 @@ struct TcpArgs {
   std::optional<std::string> warmup;
   std::optional<std::string> timeout;
   std::optional<std::string> min_bw;
+  std::optional<std::string> token_file;
   bool reverse = false;
   bool bidir = false;
   bool json = false;
@@ -116,16 +118,19 @@ int run_tcp(const TcpArgs& args) {
   if (!plan.ok()) return cli::fail(kProgram, plan.error());
   const std::string& host = plan->agent.host;
   const uint16_t port = plan->agent.port;
+  auto token = load_token(args.token_file);
+  if (!token.ok()) return cli::fail(kProgram, token.error());
+  const Token* presented = *token ? &**token : nullptr;
 
   std::optional<TcpBwReport> bw;
   std::optional<TcpLatReport> lat;
   if (plan->bandwidth) {
-    auto report = run_tcp_bw(host, port, plan->bw);
+    auto report = run_tcp_bw(host, port, plan->bw, presented);
     if (!report.ok()) return cli::fail(kProgram, report.error());
     bw = std::move(*report);
   }
   if (plan->latency) {
-    auto report = run_tcp_lat(host, port, plan->lat);
+    auto report = run_tcp_lat(host, port, plan->lat, presented);
     if (!report.ok()) return cli::fail(kProgram, report.error());
     lat = std::move(*report);
   }
@@ -193,6 +198,7 @@ Subcommand add_tcp_command(CLI::App& app) {
   cmd->add_option("--min-bw", args->min_bw,
                   "Exit 3 when the received bandwidth is below GBPS (Gb/s)")
       ->type_name("GBPS");
+  add_token_file_option(*cmd, args->token_file);
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   return {cmd, [args] { return run_tcp(*args); }};
 }

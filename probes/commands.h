@@ -5,6 +5,8 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +20,9 @@ struct Subcommand {
   CLI::App* app;
   CommandRunner run;
 };
+
+// --token-file for the clients of the agent (bw, lat, tcp, mesh).
+void add_token_file_option(CLI::App& cmd, std::optional<std::string>& target);
 
 Subcommand add_devices_command(CLI::App& app);
 Subcommand add_server_command(CLI::App& app);

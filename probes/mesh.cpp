@@ -150,7 +150,7 @@ Result<double> report_metric(std::string_view report_json, const std::string& me
 }
 
 PairOutcome delegate_pair(const MeshHost& source, const MeshHost& destination, const MeshTest& test,
-                          std::chrono::milliseconds timeout) {
+                          std::chrono::milliseconds timeout, const Token* token) {
   auto fail = [](const Error& e) { return PairOutcome{std::nullopt, e.message()}; };
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
@@ -163,8 +163,9 @@ PairOutcome delegate_pair(const MeshHost& source, const MeshHost& destination, c
   w.Key("params");
   w.RawValue(test.params_json.data(), test.params_json.size(), rapidjson::kObjectType);
   w.EndObject();
-  auto session = connect_session(source.agent.host, source.agent.port, kRunTest, buffer.GetString(),
-                                 std::min<std::chrono::milliseconds>(timeout, 10s));
+  auto session =
+      connect_session(source.agent.host, source.agent.port, kRunTest, buffer.GetString(),
+                      std::min<std::chrono::milliseconds>(timeout, 10s), token);
   if (!session.ok()) return fail(session.error());
   auto answer = session->channel.receive(timeout);
   if (!answer.ok()) {
@@ -187,7 +188,14 @@ PairOutcome delegate_pair(const MeshHost& source, const MeshHost& destination, c
 }
 
 Result<std::vector<MeshReport>> run_mesh(const MeshOptions& options, const MeshProgressFn& progress,
-                                         const PairRunner& runner) {
+                                         const PairRunner& given_runner) {
+  const Token* token = options.token ? &*options.token : nullptr;
+  const PairRunner runner =
+      given_runner ? given_runner
+                   : PairRunner([token](const MeshHost& source, const MeshHost& destination,
+                                        const MeshTest& test, std::chrono::milliseconds timeout) {
+                       return delegate_pair(source, destination, test, timeout, token);
+                     });
   const std::size_t n = options.hosts.size();
   if (n < 2) return Error(ErrorCode::kInvalidArgument, "--hosts", "needs at least two hosts");
   std::vector<MeshReport> reports;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "probes/auth.h"
 #include "probes/mesh_report.h"
 #include "probes/outliers.h"
 #include "probes/tcp_socket.h"
@@ -59,14 +60,17 @@ struct PairOutcome {
   std::string error; // set when there is no value
 };
 
-// Runs `test` from `source` to `destination`; the default is delegate_pair().
+// Runs `test` from `source` to `destination`; the default is delegate_pair() with the
+// mesh's token.
 using PairRunner =
     std::function<PairOutcome(const MeshHost& source, const MeshHost& destination,
                               const MeshTest& test, std::chrono::milliseconds timeout)>;
 
-// Asks the source's agent to run the test against the destination's agent.
+// Asks the source's agent to run the test against the destination's agent, presenting
+// `token` to the source's agent when it asks (the source presents its own to the
+// destination).
 PairOutcome delegate_pair(const MeshHost& source, const MeshHost& destination, const MeshTest& test,
-                          std::chrono::milliseconds timeout);
+                          std::chrono::milliseconds timeout, const Token* token = nullptr);
 
 // Reads `summary.<metric>` from a report document.
 Result<double> report_metric(std::string_view report_json, const std::string& metric);
@@ -87,12 +91,13 @@ struct MeshOptions {
   std::chrono::milliseconds pair_timeout{std::chrono::seconds(60)};
   double outlier_threshold = 3.5;
   bool retest = true;
+  std::optional<Token> token; // for agents that ask for one
 };
 
 // One report per test, in the order of options.tests.
 Result<std::vector<MeshReport>> run_mesh(const MeshOptions& options,
                                          const MeshProgressFn& progress = {},
-                                         const PairRunner& runner = delegate_pair);
+                                         const PairRunner& runner = {});
 
 // {"schema_version":1,"test":"mesh","hosts":[...],"tests":[<write_mesh_json per test>]}
 std::string render_mesh_reports_json(const std::vector<MeshReport>& reports, bool pretty = true);

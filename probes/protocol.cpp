@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include "common/json.h"
+#include "probes/auth.h"
 
 namespace fabric::probes {
 namespace {
@@ -46,7 +47,8 @@ ErrorCode code_for_wire(std::string_view code) {
 
 } // namespace
 
-Result<std::string> make_hello(std::string_view test, std::string_view params_json, int version) {
+Result<std::string> make_hello(std::string_view test, std::string_view params_json,
+                               std::string_view nonce, int version) {
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document params, json::parse(params_json, "test params"));
   if (!params.IsObject()) {
     return Error(ErrorCode::kInvalidArgument, "test params", "must be a JSON object");
@@ -61,6 +63,29 @@ Result<std::string> make_hello(std::string_view test, std::string_view params_js
   write_string(w, "test", test);
   w.Key("params");
   params.Accept(w);
+  if (!nonce.empty()) write_string(w, "nonce", nonce);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string make_challenge(std::string_view agent_nonce) {
+  rapidjson::StringBuffer buffer;
+  StringWriter w(buffer);
+  w.StartObject();
+  write_string(w, "type", kMsgChallenge);
+  w.Key("version");
+  w.Int(kProtocolVersion);
+  write_string(w, "nonce", agent_nonce);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string make_auth(std::string_view proof) {
+  rapidjson::StringBuffer buffer;
+  StringWriter w(buffer);
+  w.StartObject();
+  write_string(w, "type", kMsgAuth);
+  write_string(w, "proof", proof);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -74,6 +99,7 @@ std::string make_welcome(const Welcome& welcome) {
   w.Int(welcome.version);
   write_string(w, "agent", welcome.agent);
   write_string(w, "hostname", welcome.hostname);
+  if (!welcome.proof.empty()) write_string(w, "proof", welcome.proof);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -122,7 +148,32 @@ Result<Hello> parse_hello(const rapidjson::Value& message) {
     if (!params->value.IsObject()) return not_hello("\"params\" must be an object");
     hello.params_json = json::to_string(params->value);
   }
+  if (message.HasMember("nonce")) {
+    hello.nonce = string_field(message, "nonce");
+    if (!is_nonce(hello.nonce)) {
+      return not_hello("\"nonce\" must be " + std::to_string(2 * kNonceBytes) +
+                       " hexadecimal characters");
+    }
+  }
   return hello;
+}
+
+Result<std::string> parse_challenge(const rapidjson::Value& message) {
+  std::string nonce = string_field(message, "nonce");
+  if (message_type(message) != kMsgChallenge || !is_nonce(nonce)) {
+    return Error(ErrorCode::kDecode, "handshake",
+                 "expected a challenge with a nonce of " + std::to_string(2 * kNonceBytes) +
+                     " hexadecimal characters");
+  }
+  return nonce;
+}
+
+Result<std::string> parse_auth(const rapidjson::Value& message) {
+  std::string proof = string_field(message, "proof");
+  if (message_type(message) != kMsgAuth || proof.empty()) {
+    return Error(ErrorCode::kDecode, "handshake", "expected an auth message with a proof");
+  }
+  return proof;
 }
 
 std::string_view wire_code_for(const Error& error) {
@@ -158,6 +209,7 @@ Result<Welcome> parse_welcome(const rapidjson::Value& message, std::string_view 
   }
   welcome.agent = string_field(message, "agent");
   welcome.hostname = string_field(message, "hostname");
+  welcome.proof = string_field(message, "proof");
   return welcome;
 }
 

@@ -1,13 +1,18 @@
 // The agent protocol's handshake: the messages a client and the agent exchange before a
 // test owns the channel, and the rules for refusing a peer.
 //
-//   client -> agent  {"type":"hello","protocol":"fabric-probe","version":1,"test":T,"params":{}}
-//   agent -> client  {"type":"welcome","version":1,"agent":"...","hostname":"..."}
-//                 or {"type":"error","code":C,"message":"...","version":1}
+//   client -> agent  {"type":"hello","protocol":"fabric-probe","version":2,"test":T,
+//                     "params":{},"nonce":N}
+//   only when the agent has a token (auth.h):
+//   agent -> client  {"type":"challenge","version":2,"nonce":A}
+//   client -> agent  {"type":"auth","proof":P}
+//   agent -> client  {"type":"welcome","version":2,"agent":"...","hostname":"...","proof":Q}
+//                 or {"type":"error","code":C,"message":"...","version":2}
 //
 // Versions must match exactly; each side refuses the other with a message naming both
 // versions. After "welcome" the channel belongs to the test, which ends with a
-// {"type":"result",...} or an error message.
+// {"type":"result",...} or an error message. Version 2 added the nonce, the challenge and
+// the proofs.
 #pragma once
 
 #include <chrono>
@@ -25,7 +30,7 @@
 namespace fabric::probes {
 
 inline constexpr const char* kProtocolName = "fabric-probe";
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;
 inline constexpr uint16_t kDefaultAgentPort = 18515; // perftest's default port
 
 // Test names the agent dispatches on. "attach" is not a test: it joins a data connection
@@ -39,21 +44,28 @@ inline constexpr const char* kErrorUnknownTest = "unknown_test";
 inline constexpr const char* kErrorBadRequest = "bad_request";
 inline constexpr const char* kErrorIncompatibleVersion = "incompatible_version";
 
+inline constexpr const char* kMsgChallenge = "challenge";
+inline constexpr const char* kMsgAuth = "auth";
+
 struct Hello {
   int version = kProtocolVersion;
   std::string test;
   std::string params_json = "{}"; // the params object as compact JSON text
+  std::string nonce;              // the client's nonce; "" on a data connection's hello
 };
 
 struct Welcome {
   int version = kProtocolVersion;
   std::string agent;    // the agent's version text
   std::string hostname; // the agent host's name
+  std::string proof;    // the agent's proof of the token; "" when it has none
 };
 
 // Builders. `params_json` must be a JSON object (checked by make_hello).
 Result<std::string> make_hello(std::string_view test, std::string_view params_json,
-                               int version = kProtocolVersion);
+                               std::string_view nonce = "", int version = kProtocolVersion);
+std::string make_challenge(std::string_view agent_nonce);
+std::string make_auth(std::string_view proof);
 std::string make_welcome(const Welcome& welcome);
 std::string make_error_message(std::string_view code, std::string_view message);
 // An Error as a wire error: the code is error_code_name(), the message its message().
@@ -62,6 +74,11 @@ std::string make_error_message(const Error& error);
 // Parses a hello on the agent's side. Errors: kIncompatibleVersion for another protocol
 // version (the message names both), kDecode for anything that is not a fabric-probe hello.
 Result<Hello> parse_hello(const rapidjson::Value& message);
+
+// The agent's nonce from a challenge, and the client's proof from an auth message; kDecode
+// for anything else.
+Result<std::string> parse_challenge(const rapidjson::Value& message);
+Result<std::string> parse_auth(const rapidjson::Value& message);
 
 // The wire code answering an error from parse_hello(): incompatible_version or bad_request.
 std::string_view wire_code_for(const Error& error);

@@ -63,12 +63,24 @@ void add_rdma_flags(CLI::App& cmd, RdmaTest test, const std::shared_ptr<RdmaArgs
   text_option(cmd, "--gpu", a.gpu, "Buffers in the memory of CUDA device N (GPUDirect RDMA)");
   text_option(cmd, "--timeout", a.timeout,
               "Bound on every network step and on a stalled transfer (default 10s)");
+  add_token_file_option(cmd, a.token_file);
   cmd.add_flag("--json", a.json, "Print JSON instead of text");
+}
+
+void add_token_file_option(CLI::App& cmd, std::optional<std::string>& target) {
+  cmd.add_option_function<std::string>(
+         "--token-file", [&target](const std::string& value) { target = value; },
+         std::string("The agent's token, when it asks for one (default: $") + kTokenFileEnv +
+             ")")
+      ->type_name("FILE");
 }
 
 int run_rdma_command(RdmaTest test, const RdmaArgs& args) {
   auto options = make_rdma_options(test, args);
   if (!options.ok()) return cli::fail(kProgram, options.error());
+  auto token = load_token(args.token_file);
+  if (!token.ok()) return cli::fail(kProgram, token.error());
+  options->token = std::move(*token);
   if (test == RdmaTest::kLatency) {
     auto report = run_rdma_lat(*options);
     if (!report.ok()) return cli::fail(kProgram, report.error());

@@ -132,8 +132,9 @@ Result<RdmaLatReport> run_rdma_lat_client(Channel& channel, const RdmaOptions& o
 }
 
 Result<RdmaBwReport> run_rdma_bw(const RdmaOptions& o) {
-  FABRIC_ASSIGN_OR_RETURN(Session session, connect_session(o.host, o.agent_port, kRdmaBwTest,
-                                                           rdma_params_json(o), o.timeout));
+  FABRIC_ASSIGN_OR_RETURN(Session session,
+                          connect_session(o.host, o.agent_port, kRdmaBwTest, rdma_params_json(o),
+                                          o.timeout, o.token ? &*o.token : nullptr));
   RdmaAgentInfo agent{session.agent, session.welcome.hostname, session.welcome.agent};
   FABRIC_ASSIGN_OR_RETURN(RdmaBwReport report, run_rdma_bw_client(session.channel, o, agent));
   FABRIC_ASSIGN_OR_RETURN(report.threshold,
@@ -142,26 +143,29 @@ Result<RdmaBwReport> run_rdma_bw(const RdmaOptions& o) {
 }
 
 Result<RdmaLatReport> run_rdma_lat(const RdmaOptions& o) {
-  FABRIC_ASSIGN_OR_RETURN(Session session, connect_session(o.host, o.agent_port, kRdmaLatTest,
-                                                           rdma_params_json(o), o.timeout));
+  FABRIC_ASSIGN_OR_RETURN(Session session,
+                          connect_session(o.host, o.agent_port, kRdmaLatTest, rdma_params_json(o),
+                                          o.timeout, o.token ? &*o.token : nullptr));
   RdmaAgentInfo agent{session.agent, session.welcome.hostname, session.welcome.agent};
   return run_rdma_lat_client(session.channel, o, agent);
 }
 
 Result<std::string> run_rdma_bw_report(const std::string& host, uint16_t port,
-                                       const rapidjson::Value& params) {
+                                       const rapidjson::Value& params, const Token* token) {
   FABRIC_ASSIGN_OR_RETURN(RdmaOptions o, rdma_options_from_params(RdmaTest::kBandwidth, params));
   o.host = host;
   o.agent_port = port;
+  if (token != nullptr) o.token = *token;
   FABRIC_ASSIGN_OR_RETURN(RdmaBwReport report, run_rdma_bw(o));
   return render_rdma_bw_json(report, false);
 }
 
 Result<std::string> run_rdma_lat_report(const std::string& host, uint16_t port,
-                                        const rapidjson::Value& params) {
+                                        const rapidjson::Value& params, const Token* token) {
   FABRIC_ASSIGN_OR_RETURN(RdmaOptions o, rdma_options_from_params(RdmaTest::kLatency, params));
   o.host = host;
   o.agent_port = port;
+  if (token != nullptr) o.token = *token;
   FABRIC_ASSIGN_OR_RETURN(RdmaLatReport report, run_rdma_lat(o));
   return render_rdma_lat_json(report, false);
 }

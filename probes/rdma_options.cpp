@@ -508,4 +508,22 @@ RdmaServerView server_view(const RdmaOptions& options) {
   return {options.remote_device, options.remote_gid_index};
 }
 
+SessionDemand rdma_session_demand(const RdmaOptions& o) {
+  SessionDemand demand;
+  demand.memory_bytes = static_cast<uint64_t>(o.qps) * 2 * o.max_size();
+  demand.message_bytes = o.max_size();
+  if (o.duration) demand.duration = *o.duration * static_cast<int64_t>(o.sizes.size());
+  return demand;
+}
+
+Result<SessionDemand> rdma_bw_demand(const rapidjson::Value& params) {
+  FABRIC_ASSIGN_OR_RETURN(RdmaOptions o, rdma_options_from_params(RdmaTest::kBandwidth, params));
+  return rdma_session_demand(o);
+}
+
+Result<SessionDemand> rdma_lat_demand(const rapidjson::Value& params) {
+  FABRIC_ASSIGN_OR_RETURN(RdmaOptions o, rdma_options_from_params(RdmaTest::kLatency, params));
+  return rdma_session_demand(o);
+}
+
 } // namespace fabric::probes

@@ -18,6 +18,8 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
+#include "probes/agent_access.h"
+#include "probes/auth.h"
 #include "probes/protocol.h"
 
 namespace fabric::probes {
@@ -52,6 +54,7 @@ struct RdmaOptions {
   RdmaTest test = RdmaTest::kBandwidth;
   std::string host; // the agent's host (client side only; not sent to the agent)
   uint16_t agent_port = kDefaultAgentPort;
+  std::optional<Token> token; // answers an agent that asks for one (client side only)
   RdmaOp op = RdmaOp::kWrite;
   std::vector<uint64_t> sizes; // message sizes in bytes, ascending, at least one
   uint32_t qps = 1;
@@ -104,6 +107,7 @@ struct RdmaArgs {
   std::optional<std::string> min_bw;
   std::optional<std::string> min_bw_pct;
   std::optional<std::string> timeout;
+  std::optional<std::string> token_file;
   bool bidir = false;
   bool cm = false;
   bool json = false;
@@ -129,6 +133,13 @@ std::string rdma_params_json(const RdmaOptions& options);
 // the network); errors name the field ("params.sizes[1]: ..."). host and agent_port are
 // left at their defaults.
 Result<RdmaOptions> rdma_options_from_params(RdmaTest test, const rapidjson::Value& params);
+
+// What a session costs the agent: both halves of every QP's buffer at the largest size
+// (registered and pinned), the largest message, and with a duration, its length times the
+// number of sizes.
+SessionDemand rdma_session_demand(const RdmaOptions& options);
+Result<SessionDemand> rdma_bw_demand(const rapidjson::Value& params);
+Result<SessionDemand> rdma_lat_demand(const rapidjson::Value& params);
 
 // What the agent side uses of the client's options: its own device and GID index are the
 // client's remote_* ones.

@@ -41,11 +41,12 @@ Result<void> serve_rdma_bw(AgentSession& session, const rapidjson::Value& params
 Result<void> serve_rdma_lat(AgentSession& session, const rapidjson::Value& params);
 
 // Mesh delegation: runs the client side against host:port with `params` (the same object
-// as the hello's) and returns the report as a JSON document.
+// as the hello's), presenting `token` when that agent asks, and returns the report as a
+// JSON document.
 Result<std::string> run_rdma_bw_report(const std::string& host, uint16_t port,
-                                       const rapidjson::Value& params);
+                                       const rapidjson::Value& params, const Token* token);
 Result<std::string> run_rdma_lat_report(const std::string& host, uint16_t port,
-                                        const rapidjson::Value& params);
+                                        const rapidjson::Value& params, const Token* token);
 
 // Registers both tests' server sides and runners with the agent.
 void register_rdma_tests(Agent& agent);

@@ -123,8 +123,8 @@ Result<void> serve_rdma_lat(AgentSession& session, const rapidjson::Value& param
 }
 
 void register_rdma_tests(Agent& agent) {
-  agent.register_session_test(kRdmaBwTest, serve_rdma_bw);
-  agent.register_session_test(kRdmaLatTest, serve_rdma_lat);
+  agent.register_session_test(kRdmaBwTest, serve_rdma_bw, rdma_bw_demand);
+  agent.register_session_test(kRdmaLatTest, serve_rdma_lat, rdma_lat_demand);
   agent.register_runner(kRdmaBwTest, run_rdma_bw_report);
   agent.register_runner(kRdmaLatTest, run_rdma_lat_report);
 }

@@ -32,16 +32,18 @@ Result<void> serve_rdma_bw(AgentSession&, const rapidjson::Value&) {
 Result<void> serve_rdma_lat(AgentSession&, const rapidjson::Value&) {
   return not_built(kRdmaLatTest);
 }
-Result<std::string> run_rdma_bw_report(const std::string&, uint16_t, const rapidjson::Value&) {
+Result<std::string> run_rdma_bw_report(const std::string&, uint16_t, const rapidjson::Value&,
+                                       const Token*) {
   return not_built(kRdmaBwTest);
 }
-Result<std::string> run_rdma_lat_report(const std::string&, uint16_t, const rapidjson::Value&) {
+Result<std::string> run_rdma_lat_report(const std::string&, uint16_t, const rapidjson::Value&,
+                                        const Token*) {
   return not_built(kRdmaLatTest);
 }
 
 void register_rdma_tests(Agent& agent) {
-  agent.register_session_test(kRdmaBwTest, serve_rdma_bw);
-  agent.register_session_test(kRdmaLatTest, serve_rdma_lat);
+  agent.register_session_test(kRdmaBwTest, serve_rdma_bw, rdma_bw_demand);
+  agent.register_session_test(kRdmaLatTest, serve_rdma_lat, rdma_lat_demand);
   agent.register_runner(kRdmaBwTest, run_rdma_bw_report);
   agent.register_runner(kRdmaLatTest, run_rdma_lat_report);
 }

@@ -33,12 +33,64 @@ Error explain_connect_error(Error error, const std::string& where) {
   return error;
 }
 
+// The agent's answer to what this client just sent, with errors in the user's terms.
+Result<rapidjson::Document> receive_answer(Channel& channel, const std::string& where,
+                                           std::chrono::milliseconds timeout) {
+  auto answer = channel.receive(timeout);
+  if (answer.ok()) return answer;
+  Error e = std::move(answer).error();
+  if (e.code() == ErrorCode::kTimeout) {
+    return Error(ErrorCode::kTimeout, "handshake with " + where,
+                 "no answer to the hello within " + seconds_text(timeout) +
+                     "; is a fabric-probe agent listening there?");
+  }
+  if (e.code() == ErrorCode::kDecode) {
+    return std::move(e)
+        .with_context("handshake with " + where)
+        .with_hint("the program on that port is not a fabric-probe agent");
+  }
+  return std::move(e).with_context("handshake with " + where);
+}
+
+// Answers the agent's challenge and checks its proof in the welcome.
+Result<Welcome> authenticate(Channel& channel, const rapidjson::Value& challenge,
+                             const std::string& where, const std::string& hello,
+                             const std::string& client_nonce, const Token* token,
+                             std::chrono::milliseconds timeout) {
+  const std::string step = "handshake with " + where;
+  FABRIC_ASSIGN_OR_RETURN(std::string agent_nonce, parse_challenge(challenge).context(step));
+  if (token == nullptr) {
+    // Tells the agent why this client goes away, for its log.
+    (void)channel.send(make_error_message(error_code_name(ErrorCode::kPermission),
+                                          "the client has no token"),
+                       timeout);
+    return Error(ErrorCode::kPermission, step, "the agent requires a token")
+        .with_hint(std::string("give --token-file FILE, or set ") + kTokenFileEnv +
+                   ", naming a file that holds the agent's token");
+  }
+  FABRIC_ASSIGN_OR_RETURN(
+      std::string proof,
+      make_proof(*token, ProofSide::kClient, agent_nonce, client_nonce, hello).context(step));
+  FABRIC_TRY(channel.send(make_auth(proof), timeout).context(step));
+  FABRIC_ASSIGN_OR_RETURN(rapidjson::Document answer, receive_answer(channel, where, timeout));
+  FABRIC_ASSIGN_OR_RETURN(Welcome welcome, parse_welcome(answer, where));
+  if (!check_proof(*token, ProofSide::kAgent, agent_nonce, client_nonce, hello, welcome.proof)) {
+    return Error(ErrorCode::kPermission, step,
+                 "the agent accepted this client but could not prove that it holds the token "
+                 "in " +
+                     token->source() + "; is something else answering on its port?");
+  }
+  return welcome;
+}
+
 } // namespace
 
 Result<Session> connect_session(const std::string& host, uint16_t port, std::string_view test,
-                                std::string_view params_json, std::chrono::milliseconds timeout) {
+                                std::string_view params_json, std::chrono::milliseconds timeout,
+                                const Token* token) {
   const std::string where = format_endpoint(host, port);
-  FABRIC_ASSIGN_OR_RETURN(std::string hello, make_hello(test, params_json));
+  FABRIC_ASSIGN_OR_RETURN(std::string client_nonce, make_nonce());
+  FABRIC_ASSIGN_OR_RETURN(std::string hello, make_hello(test, params_json, client_nonce));
   auto fd = connect_tcp(host, port, timeout);
   if (!fd.ok()) return explain_connect_error(std::move(fd).error(), where);
   // The channel writes a frame's header and body separately: without TCP_NODELAY, Nagle
@@ -46,36 +98,27 @@ Result<Session> connect_session(const std::string& host, uint16_t port, std::str
   FABRIC_TRY(set_nodelay(fd->get()));
   Channel channel(std::move(*fd), "agent at " + where);
   FABRIC_TRY(channel.send(hello, timeout).context("sending hello to " + where));
-  auto answer = channel.receive(timeout);
-  if (!answer.ok()) {
-    Error e = std::move(answer).error();
-    if (e.code() == ErrorCode::kTimeout) {
-      return Error(ErrorCode::kTimeout, "handshake with " + where,
-                   "no answer to the hello within " + seconds_text(timeout) +
-                       "; is a fabric-probe agent listening there?");
-    }
-    if (e.code() == ErrorCode::kDecode) {
-      return std::move(e)
-          .with_context("handshake with " + where)
-          .with_hint("the program on that port is not a fabric-probe agent");
-    }
-    return std::move(e).with_context("handshake with " + where);
+  FABRIC_ASSIGN_OR_RETURN(rapidjson::Document answer, receive_answer(channel, where, timeout));
+  Welcome welcome;
+  if (message_type(answer) == kMsgChallenge) {
+    FABRIC_ASSIGN_OR_RETURN(
+        welcome, authenticate(channel, answer, where, hello, client_nonce, token, timeout));
+  } else {
+    FABRIC_ASSIGN_OR_RETURN(welcome, parse_welcome(answer, where));
   }
-  FABRIC_ASSIGN_OR_RETURN(Welcome welcome, parse_welcome(*answer, where));
   return Session{std::move(channel), std::move(welcome), where};
 }
 
 Result<Channel> open_session(const std::string& host, uint16_t port, std::string_view test,
-                             std::string_view params_json, std::chrono::milliseconds timeout) {
-  FABRIC_ASSIGN_OR_RETURN(Session session, connect_session(host, port, test, params_json, timeout));
+                             std::string_view params_json, std::chrono::milliseconds timeout,
+                             const Token* token) {
+  FABRIC_ASSIGN_OR_RETURN(Session session,
+                          connect_session(host, port, test, params_json, timeout, token));
   return std::move(session.channel);
 }
 
 Result<void> send_frame(int fd, std::string_view json_text, std::chrono::milliseconds timeout) {
-  std::string frame(4 + json_text.size(), '\0');
-  uint32_t length = htonl(static_cast<uint32_t>(json_text.size()));
-  std::memcpy(frame.data(), &length, 4);
-  std::memcpy(frame.data() + 4, json_text.data(), json_text.size());
+  std::string frame = encode_frame(json_text);
   auto deadline = Clock::now() + timeout;
   std::size_t sent = 0;
   while (sent < frame.size()) {

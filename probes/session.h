@@ -9,6 +9,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "probes/auth.h"
 #include "probes/channel.h"
 #include "probes/protocol.h"
 
@@ -21,16 +22,20 @@ struct Session {
 };
 
 // Connects to the agent at host:port and opens a session for `test` with `params_json`
-// (a JSON object). `timeout` bounds the connect and the wait for the welcome each.
+// (a JSON object). `timeout` bounds the name lookup, the connect and each wait for the
+// agent's answer. When the agent asks for a token, `token` answers its challenge (and the
+// agent must prove it holds the same); an agent that asks for none is used without.
 // Errors say what is wrong in the user's terms: nothing listening (ECONNREFUSED, with the
 // command that starts an agent), no answer, not a fabric-probe agent, another protocol
-// version, busy, unknown test.
+// version, busy, unknown test, refused (address, token, limits).
 Result<Session> connect_session(const std::string& host, uint16_t port, std::string_view test,
-                                std::string_view params_json, std::chrono::milliseconds timeout);
+                                std::string_view params_json, std::chrono::milliseconds timeout,
+                                const Token* token = nullptr);
 
 // connect_session() for callers that only need the channel.
 Result<Channel> open_session(const std::string& host, uint16_t port, std::string_view test,
-                             std::string_view params_json, std::chrono::milliseconds timeout);
+                             std::string_view params_json, std::chrono::milliseconds timeout,
+                             const Token* token = nullptr);
 
 // Opens a data connection for a session that announced `cookie` (AgentSession::
 // accept_streams): connects to the same agent port and sends the "attach" hello. The

@@ -138,9 +138,12 @@ std::string format_endpoint(std::string_view host, uint16_t port) {
   return h + ":" + std::to_string(port);
 }
 
-std::string address_text(const sockaddr* address, socklen_t length) {
+namespace {
+
+// The host part and the port of an IP socket address; false for other families.
+bool split_address(const sockaddr* address, socklen_t length, std::string& host_out,
+                   uint16_t& port) {
   char host[INET6_ADDRSTRLEN] = "?";
-  uint16_t port = 0;
   if (address->sa_family == AF_INET && length >= sizeof(sockaddr_in)) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(address);
     inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
@@ -154,9 +157,26 @@ std::string address_text(const sockaddr* address, socklen_t length) {
     }
     port = ntohs(in6->sin6_port);
   } else {
-    return "?";
+    return false;
   }
+  host_out = host;
+  return true;
+}
+
+} // namespace
+
+std::string address_text(const sockaddr* address, socklen_t length) {
+  std::string host;
+  uint16_t port = 0;
+  if (!split_address(address, length, host, port)) return "?";
   return format_endpoint(host, port);
+}
+
+std::string host_text(const sockaddr* address, socklen_t length) {
+  std::string host;
+  uint16_t port = 0;
+  if (!split_address(address, length, host, port)) return "?";
+  return host;
 }
 
 std::string local_address_text(int fd) {

@@ -33,6 +33,8 @@ inline std::string format_endpoint(const Endpoint& e) {
 
 // The text form of a socket address; IPv4-mapped IPv6 addresses print as IPv4.
 std::string address_text(const sockaddr* address, socklen_t length);
+// The same without the port: "10.0.0.2", "fd00::2".
+std::string host_text(const sockaddr* address, socklen_t length);
 // The local and remote address of a connected socket.
 std::string local_address_text(int fd);
 std::string peer_address_text(int fd);

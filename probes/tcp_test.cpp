@@ -205,8 +205,10 @@ struct ClientSetup {
 
 Result<ClientSetup> open_test(const std::string& host, uint16_t port, const char* test,
                               const std::string& params, std::size_t streams,
-                              std::chrono::milliseconds timeout, bool nodelay) {
-  FABRIC_ASSIGN_OR_RETURN(Session session, connect_session(host, port, test, params, timeout));
+                              std::chrono::milliseconds timeout, bool nodelay,
+                              const Token* token) {
+  FABRIC_ASSIGN_OR_RETURN(Session session,
+                          connect_session(host, port, test, params, timeout, token));
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document announce,
                           expect_message(session.channel, "streams", timeout));
   FABRIC_ASSIGN_OR_RETURN(std::string cookie, json::get_string(announce, "", "cookie"));
@@ -357,12 +359,12 @@ double TcpBwReport::avg_gbytes_per_s() const {
   return sum;
 }
 
-Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port,
-                               const TcpBwOptions& options) {
+Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port, const TcpBwOptions& options,
+                               const Token* token) {
   FABRIC_TRY(validate(options));
   FABRIC_ASSIGN_OR_RETURN(ClientSetup setup,
                           open_test(host, port, kTcpBwTest, to_params_json(options),
-                                    options.streams, options.timeout, false));
+                                    options.streams, options.timeout, false, token));
   std::vector<int> fds;
   for (const auto& fd : setup.data)
     fds.push_back(fd.get());
@@ -409,11 +411,11 @@ Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port,
 }
 
 Result<TcpLatReport> run_tcp_lat(const std::string& host, uint16_t port,
-                                 const TcpLatOptions& options) {
+                                 const TcpLatOptions& options, const Token* token) {
   FABRIC_TRY(validate(options));
-  FABRIC_ASSIGN_OR_RETURN(
-      ClientSetup setup,
-      open_test(host, port, kTcpLatTest, to_params_json(options), 1, options.timeout, true));
+  FABRIC_ASSIGN_OR_RETURN(ClientSetup setup, open_test(host, port, kTcpLatTest,
+                                                       to_params_json(options), 1,
+                                                       options.timeout, true, token));
   int fd = setup.data.front().get();
   std::unique_ptr<char[]> out(new char[options.size]);
   std::unique_ptr<char[]> in(new char[options.size]);
@@ -462,25 +464,44 @@ Result<TcpLatReport> run_tcp_lat(const std::string& host, uint16_t port,
   return report;
 }
 
+Result<SessionDemand> tcp_bw_demand(const rapidjson::Value& params) {
+  FABRIC_ASSIGN_OR_RETURN(TcpBwOptions o, tcp_bw_options_from_json(params));
+  SessionDemand demand;
+  demand.memory_bytes = static_cast<uint64_t>(o.streams) * o.write_size; // a buffer per stream
+  demand.message_bytes = o.write_size;
+  if (o.bytes == 0) demand.duration = o.duration;
+  return demand;
+}
+
+Result<SessionDemand> tcp_lat_demand(const rapidjson::Value& params) {
+  FABRIC_ASSIGN_OR_RETURN(TcpLatOptions o, tcp_lat_options_from_json(params));
+  SessionDemand demand;
+  demand.memory_bytes = o.size;
+  demand.message_bytes = o.size;
+  return demand;
+}
+
 void register_tcp_tests(Agent& agent) {
-  agent.register_session_test(kTcpBwTest, serve_tcp_bw);
-  agent.register_session_test(kTcpLatTest, serve_tcp_lat);
-  agent.register_runner(
-      kTcpBwTest,
-      [](const std::string& host, uint16_t port,
-         const rapidjson::Value& params) -> Result<std::string> {
-        FABRIC_ASSIGN_OR_RETURN(TcpBwOptions options, tcp_bw_options_from_json(params));
-        FABRIC_ASSIGN_OR_RETURN(TcpBwReport report, run_tcp_bw(host, port, options));
-        return render_tcp_bw_json(report, false);
-      });
-  agent.register_runner(
-      kTcpLatTest,
-      [](const std::string& host, uint16_t port,
-         const rapidjson::Value& params) -> Result<std::string> {
-        FABRIC_ASSIGN_OR_RETURN(TcpLatOptions options, tcp_lat_options_from_json(params));
-        FABRIC_ASSIGN_OR_RETURN(TcpLatReport report, run_tcp_lat(host, port, options));
-        return render_tcp_lat_json(report, false);
-      });
+  agent.register_session_test(kTcpBwTest, serve_tcp_bw, tcp_bw_demand);
+  agent.register_session_test(kTcpLatTest, serve_tcp_lat, tcp_lat_demand);
+  agent.register_runner(kTcpBwTest,
+                        [](const std::string& host, uint16_t port, const rapidjson::Value& params,
+                           const Token* token) -> Result<std::string> {
+                          FABRIC_ASSIGN_OR_RETURN(TcpBwOptions options,
+                                                  tcp_bw_options_from_json(params));
+                          FABRIC_ASSIGN_OR_RETURN(TcpBwReport report,
+                                                  run_tcp_bw(host, port, options, token));
+                          return render_tcp_bw_json(report, false);
+                        });
+  agent.register_runner(kTcpLatTest,
+                        [](const std::string& host, uint16_t port, const rapidjson::Value& params,
+                           const Token* token) -> Result<std::string> {
+                          FABRIC_ASSIGN_OR_RETURN(TcpLatOptions options,
+                                                  tcp_lat_options_from_json(params));
+                          FABRIC_ASSIGN_OR_RETURN(TcpLatReport report,
+                                                  run_tcp_lat(host, port, options, token));
+                          return render_tcp_lat_json(report, false);
+                        });
 }
 
 } // namespace fabric::probes

@@ -22,6 +22,8 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "probes/agent_access.h"
+#include "probes/auth.h"
 #include "probes/stats.h"
 #include "probes/tcp_stream.h"
 
@@ -95,10 +97,15 @@ struct TcpLatReport {
   LatencySummary summary; // RTT/2 in microseconds
 };
 
-// The client sides.
-Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port, const TcpBwOptions& options);
+// The client sides; `token` answers an agent that asks for one.
+Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port, const TcpBwOptions& options,
+                               const Token* token = nullptr);
 Result<TcpLatReport> run_tcp_lat(const std::string& host, uint16_t port,
-                                 const TcpLatOptions& options);
+                                 const TcpLatOptions& options, const Token* token = nullptr);
+
+// What a session of each costs the agent (buffers, write size, duration).
+Result<SessionDemand> tcp_bw_demand(const rapidjson::Value& params);
+Result<SessionDemand> tcp_lat_demand(const rapidjson::Value& params);
 
 // Reports: JSON objects written into `w` (schema_version, test, agent, params, summary),
 // whole documents, and text for a terminal.

@@ -13,6 +13,7 @@ BUILD_PACKAGES=(
   libibverbs-dev librdmacm-dev
   libnl-3-dev libnl-route-3-dev
   rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
+  libssl-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev
   prometheus-cpp-dev libcivetweb-dev zlib1g-dev libnetfilter-acct-dev libmnl-dev

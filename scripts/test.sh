@@ -6,9 +6,12 @@
 #   vm            in the soft-RoCE lab (scripts/lab.sh), release build
 #   mpi           mpirun on loopback
 #   gpu           runs where a CUDA device is present, skips elsewhere
+#   fuzz          the libFuzzer targets, 60 s each (FABRIC_FUZZ_SECONDS), clang build
 #
-# A tier that should run here but did not (every test skipped, or none found) fails the
-# run: netns needs root, vm needs root and /dev/net/tun. FABRIC_TEST_TIERS narrows the
+# A tier that should run here but did not (nothing in it passed: every test skipped, or
+# none found) fails the run: netns needs root, vm needs root and /dev/net/tun. A single
+# skipped test does not (a unit test that needs a GPU skips on a node without one, and
+# the other way round). FABRIC_TEST_TIERS narrows the
 # run for development, e.g. FABRIC_TEST_TIERS="unit netns".
 set -euo pipefail
 
@@ -29,7 +32,7 @@ required_tiers() {
   echo "${tiers[*]}"
 }
 
-SELECTED=${FABRIC_TEST_TIERS:-unit netns vm mpi gpu}
+SELECTED=${FABRIC_TEST_TIERS:-unit netns vm mpi gpu fuzz}
 REQUIRED=
 for tier in $(required_tiers); do
   [[ " $SELECTED " == *" $tier "* ]] && REQUIRED+="${REQUIRED:+ }$tier"
@@ -50,31 +53,43 @@ run_sanitized_tiers() {
     ctest --test-dir "$dir" "${ctest_args[@]}" -j "$(nproc)" -L "$(label_regex "${tiers[@]}")"
 }
 
-# Counts passed/skipped/failed per tier from ctest's progress lines
-# ("12/63 Test #12: unit.Json.Parse ....   Passed    0.01 sec").
-check_tiers_ran() {
-  local results=$1 ok=0 t passed skipped failed
-  for t in $SELECTED; do
-    read -r passed skipped failed < <(awk -v tier="$t" '
-      / Test +#[0-9]+: / {
-        name = $0; sub(/.*Test +#[0-9]+: /, "", name); split(name, parts, ".")
-        if (parts[1] != tier) next
-        if ($0 ~ /\*\*\*Skipped/ || $0 ~ /Not Run/) s++
-        else if ($0 ~ / Passed /) p++
-        else f++
-      }
-      END { printf "%d %d %d\n", p, s, f }' "$results")
-    log "tier $t: $passed passed, $skipped skipped, $failed failed"
-    if [[ " $REQUIRED " == *" $t "* ]] && ((passed == 0 || skipped > 0)); then
-      log "tier $t should run on this machine but did not run completely"
-      ok=1
+# shellcheck source=scripts/lib/tiers.sh
+source "$REPO/scripts/lib/tiers.sh"
+
+# The libFuzzer targets (tests/fuzz), each for FABRIC_FUZZ_SECONDS (default 60) from its
+# seed corpus, in a clang tree of their own: a crash or a leak fails the run.
+run_fuzz() {
+  [[ " $SELECTED " == *" fuzz "* ]] || return 0
+  local seconds=${FABRIC_FUZZ_SECONDS:-60} dir=${FABRIC_BUILD_ROOT:-$REPO/build}/fuzz
+  log "building the fuzz targets (clang, ASan+UBSan)"
+  if [[ ! -f $dir/CMakeCache.txt ]]; then
+    CC=clang CXX=clang++ cmake -S "$REPO" -B "$dir" -G Ninja -DFABRIC_FUZZ=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+  fi
+  cmake --build "$dir" --parallel "$(nproc)" --target cni_config_fuzz agent_frames_fuzz >&2
+  local target seeds corpus
+  for target in cni_config_fuzz:tests/data/cni/corpus agent_frames_fuzz:tests/data/probe/agent_corpus; do
+    seeds=$REPO/${target#*:} target=${target%%:*}
+    corpus=$(mktemp -d)
+    log "fuzzing $target for $seconds s"
+    if ! "$dir/tests/fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 \
+      -artifact_prefix="$dir/$target-" "$corpus" "$seeds" 2>"$dir/$target.log"; then
+      tail -n 40 "$dir/$target.log" >&2
+      log "fuzzing $target found a failure (input saved as $dir/$target-*)"
+      rm -rf "$corpus"
+      return 1
     fi
+    grep -E 'stat::number_of_executed_units' "$dir/$target.log" | sed "s/^/test.sh: $target /" >&2
+    rm -rf "$corpus"
   done
-  return $ok
 }
 
 main() {
   run_sanitized_tiers
+  run_fuzz
+
+  local ctest_tiers=${SELECTED//fuzz/}
+  [[ -n ${ctest_tiers// /} ]] || return 0
 
   log "building the release tree"
   local dir
@@ -84,7 +99,7 @@ main() {
   log "running tiers: $SELECTED (required here: $REQUIRED)"
   local status=0
   # shellcheck disable=SC2086 # tier names are words
-  ctest --test-dir "$dir" "${ctest_args[@]}" -L "$(label_regex $SELECTED)" 2>&1 |
+  ctest --test-dir "$dir" "${ctest_args[@]}" -L "$(label_regex $ctest_tiers)" 2>&1 |
     tee "$results" || status=$?
   check_tiers_ran "$results" || status=1
   # The last line stays ctest's own summary, for people and CI alike.

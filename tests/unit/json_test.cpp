@@ -1,3 +1,6 @@
+#include <cstdint>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "common/json.h"
@@ -18,6 +21,56 @@ TEST(Json, TrailingGarbageIsAnError) {
   ASSERT_FALSE(doc.ok());
   EXPECT_NE(doc.error().message().find("line 1, column 4"), std::string::npos)
       << doc.error().message();
+}
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+TEST(Json, NestingUpToTheLimitParses) {
+  auto doc = parse(nested_arrays(kMaxDepth), "message");
+  ASSERT_TRUE(doc.ok()) << doc.error().message();
+  const rapidjson::Value* v = &*doc;
+  std::size_t depth = 0;
+  while (v->IsArray()) {
+    ++depth;
+    if (v->Empty()) break;
+    v = &(*v)[0];
+  }
+  EXPECT_EQ(depth, kMaxDepth);
+}
+
+TEST(Json, NestingBeyondTheLimitIsRefusedWhereItStarts) {
+  auto doc = parse(nested_arrays(kMaxDepth + 1), "message from client 10.0.0.2:4711");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.error().code(), ErrorCode::kDecode);
+  EXPECT_EQ(doc.error().message(), "message from client 10.0.0.2:4711: line 1, column 65: arrays "
+                                   "and objects nest deeper than 64 levels");
+  // Objects count the same as arrays, and the limit is the caller's to lower.
+  auto objects = parse(R"({"a":{"b":{"c":1}}})", "state", 2);
+  ASSERT_FALSE(objects.ok());
+  EXPECT_NE(objects.error().message().find("nest deeper than 2 levels"), std::string::npos)
+      << objects.error().message();
+  EXPECT_TRUE(parse(R"({"a":{"b":1},"c":[1,2]})", "state", 2).ok());
+}
+
+// A recursive parser overflows its stack long before a megabyte of brackets: this must be
+// an error, not a crash, whatever the thread's stack size.
+TEST(Json, AMegabyteOfOpenBracketsIsAnErrorNotACrash) {
+  std::string objects;
+  while (objects.size() < (1u << 20))
+    objects += "{\"a\":";
+  for (const std::string& text : {std::string(1 << 20, '['), objects}) {
+    auto doc = parse(text, "frame");
+    ASSERT_FALSE(doc.ok());
+    EXPECT_NE(doc.error().message().find("nest deeper than 64 levels"), std::string::npos)
+        << doc.error().message();
+  }
+  // Unlimited depth on the iterative parser: the input's own error, still no crash.
+  auto unlimited = parse(std::string(1 << 20, '['), "frame", SIZE_MAX);
+  ASSERT_FALSE(unlimited.ok());
+  EXPECT_NE(unlimited.error().message().find("line 1, column 1048577"), std::string::npos)
+      << unlimited.error().message();
 }
 
 TEST(Json, EmptyInputIsAnError) {

@@ -1,3 +1,10 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "pfc/profile.h"
@@ -73,6 +80,48 @@ std::string config_error(const std::string& yaml) {
   }
   EXPECT_EQ(profile.error().code(), ErrorCode::kInvalidConfig) << profile.error().message();
   return profile.error().message();
+}
+
+// yaml-cpp descends recursively but stops itself at 500 levels; the error must say so.
+TEST(PfcProfile, DeepNestingIsAnErrorNotACrash) {
+  for (const std::string& text :
+       {std::string(1 << 20, '['), "pfc: " + std::string(100000, '{') + "a: 1}",
+        std::string("ets:\n  tc_bw: ") + std::string(600, '[')}) {
+    auto profile = parse_profile(text, "deep.yaml");
+    ASSERT_FALSE(profile.ok());
+    EXPECT_EQ(profile.error().code(), ErrorCode::kDecode);
+    EXPECT_NE(profile.error().message().find("levels deep, the YAML parser's limit"),
+              std::string::npos)
+        << profile.error().message();
+  }
+}
+
+TEST(PfcProfile, OnlyARegularFileOfBoundedSizeIsRead) {
+  char dir_template[] = "/tmp/fabric-pfc-profile-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string big = dir + "/big.yaml", fifo = dir + "/fifo.yaml";
+  {
+    std::FILE* f = std::fopen(big.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::string line = "# " + std::string(1021, 'x') + "\n";
+    for (std::size_t written = 0; written <= kMaxProfileBytes; written += line.size())
+      std::fputs(line.c_str(), f);
+    std::fclose(f);
+  }
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto too_big = load_profile(big);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.error().message().find("is larger than 1048576 bytes"), std::string::npos)
+      << too_big.error().message();
+  // A FIFO with no writer would block a plain read forever.
+  auto pipe = load_profile(fifo);
+  ASSERT_FALSE(pipe.ok());
+  EXPECT_NE(pipe.error().message().find("is not a regular file"), std::string::npos)
+      << pipe.error().message();
+  std::remove(big.c_str());
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST(PfcProfile, DeployedRoceLosslessProfileGivesTheCommonRoceSetup) {

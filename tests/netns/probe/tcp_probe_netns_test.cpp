@@ -165,10 +165,10 @@ TEST_F(TcpProbeNetns, AgentSurvivesAClientKilledMidTest) {
 }
 
 TEST_F(TcpProbeNetns, AnotherProtocolVersionIsRefusedNamingBoth) {
-  // A client of protocol 2, crafted by hand: the agent must refuse it and say why.
+  // A client of protocol 1 (before the challenge-response), crafted by hand: the agent must refuse it and say why.
   auto answer = netns::run_in("/var/run/netns/" + ns("cli"), [&]() -> Result<std::string> {
     FABRIC_ASSIGN_OR_RETURN(UniqueFd fd, probes::connect_tcp("10.77.0.1", agent_->port(), 5s));
-    FABRIC_ASSIGN_OR_RETURN(std::string hello, probes::make_hello("tcp_bw", "{}", 2));
+    FABRIC_ASSIGN_OR_RETURN(std::string hello, probes::make_hello("tcp_bw", "{}", "", 1));
     FABRIC_TRY(probes::send_frame(fd.get(), hello, 5s));
     probes::Channel channel(std::move(fd), "agent");
     return channel.receive_text(5s);
@@ -178,7 +178,7 @@ TEST_F(TcpProbeNetns, AnotherProtocolVersionIsRefusedNamingBoth) {
   EXPECT_STREQ(doc["type"].GetString(), "error");
   EXPECT_STREQ(doc["code"].GetString(), "incompatible_version");
   EXPECT_STREQ(doc["message"].GetString(),
-               "handshake: the client speaks fabric-probe protocol 2, this agent speaks 1: "
+               "handshake: the client speaks fabric-probe protocol 1, this agent speaks 2: "
                "upgrade one side");
   EXPECT_NE(agent_->log().find("refused (incompatible_version)"), std::string::npos)
       << agent_->log();

@@ -14,6 +14,9 @@
 
 #include "common/json.h"
 #include "probes/agent.h"
+#include "probes/agent_access.h"
+#include "probes/auth.h"
+#include "probes/framing.h"
 #include "probes/session.h"
 #include "probes/tcp_socket.h"
 
@@ -120,7 +123,9 @@ TEST_F(AgentTest, ServesSessionsOneAfterAnother) {
 }
 
 TEST_F(AgentTest, ServesSessionsAtTheSameTime) {
-  start();
+  AgentOptions options;
+  options.limits.max_sessions = 8; // all from 127.0.0.1: one client
+  start(options);
   std::vector<std::thread> clients;
   for (int i = 0; i < 8; ++i)
     clients.emplace_back([this] { echo_session(); });
@@ -224,7 +229,8 @@ TEST_F(AgentTest, SilentClientsCostNoSessionSlot) {
 TEST_F(AgentTest, RefusesAnotherProtocolVersionNamingBoth) {
   start();
   UniqueFd fd = raw_connect();
-  auto hello = make_hello("echo", "{}", 2);
+  // A client of protocol 1, from before the challenge-response.
+  auto hello = make_hello("echo", "{}", "", 1);
   ASSERT_TRUE(hello.ok());
   ASSERT_TRUE(send_frame(fd.get(), *hello, 5s).ok());
   Channel channel(std::move(fd), "agent");
@@ -232,9 +238,9 @@ TEST_F(AgentTest, RefusesAnotherProtocolVersionNamingBoth) {
   ASSERT_TRUE(answer.ok()) << answer.error().message();
   EXPECT_STREQ((*answer)["type"].GetString(), "error");
   EXPECT_STREQ((*answer)["code"].GetString(), "incompatible_version");
-  EXPECT_EQ((*answer)["version"].GetInt(), 1);
+  EXPECT_EQ((*answer)["version"].GetInt(), kProtocolVersion);
   EXPECT_NE(std::string((*answer)["message"].GetString())
-                .find("the client speaks fabric-probe protocol 2, this agent speaks 1"),
+                .find("the client speaks fabric-probe protocol 1, this agent speaks 2"),
             std::string::npos);
   EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_other == 1; }));
 }
@@ -304,6 +310,90 @@ TEST_F(AgentTest, StopCutsSessionsThatOutliveTheGrace) {
   }
 }
 
+// --token-file: a client must prove it holds the token; without it or with another one it
+// is refused with a message that says so, and the agent goes on serving.
+TEST_F(AgentTest, WithATokenOnlyClientsThatProveItAreServed) {
+  auto token = Token::from_text("s3cret-from-a-kubernetes-secret\n", "test token");
+  auto wrong = Token::from_text("another-secret-of-enough-length!", "wrong token");
+  ASSERT_TRUE(token.ok() && wrong.ok());
+  AgentOptions options;
+  options.token = *token;
+  start(options);
+
+  auto none = open("echo");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("token"), std::string::npos) << none.error().message();
+
+  auto bad = open_session("127.0.0.1", agent_->port(), "echo", "{}", 5s, &*wrong);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("token"), std::string::npos) << bad.error().message();
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_access == 2; }));
+
+  auto good = open_session("127.0.0.1", agent_->port(), "echo", "{}", 5s, &*token);
+  ASSERT_TRUE(good.ok()) << good.error().message();
+  ASSERT_TRUE(good->send(R"({"type":"bye"})").ok());
+  auto result = good->receive(5s);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ((*result)["pings"].GetInt(), 0);
+}
+
+// --allow: a client from outside every listed network is refused before its hello.
+TEST_F(AgentTest, AClientOutsideTheAllowListIsRefusedNamingIt) {
+  auto network = parse_cidr("10.0.0.0/8");
+  ASSERT_TRUE(network.ok()) << network.error().message();
+  AgentOptions options;
+  options.allow = {*network};
+  start(options);
+  auto refused = open("echo");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("does not accept clients from 127.0.0.1"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_access == 1; }));
+
+  auto loopback = parse_cidr("127.0.0.0/8");
+  ASSERT_TRUE(loopback.ok());
+  stop();
+  options.allow.push_back(*loopback);
+  start(options);
+  echo_session();
+}
+
+// Per-client limits: one client may hold --max-client-sessions sessions at once.
+TEST_F(AgentTest, AClientBeyondItsSessionLimitIsRefusedWithTheFlag) {
+  AgentOptions options;
+  options.limits.max_sessions = 1;
+  start(options);
+  auto first = open("hold");
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  ASSERT_TRUE(wait_until([&] { return held_ == 1; }));
+  auto second = open("echo");
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message().find("--max-client-sessions 1"), std::string::npos)
+      << second.error().message();
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_limits == 1; }));
+  ASSERT_TRUE(first->send(R"({"type":"release"})").ok());
+  ASSERT_TRUE(first->receive(5s).ok());
+  ASSERT_TRUE(wait_until([&] { return agent_->active_sessions() == 0; }));
+  echo_session();
+}
+
+// The message that once crashed the agent: a valid hello, then a 1 MiB frame of '['.
+// Its session ends with an error; the agent and other clients are unaffected.
+TEST_F(AgentTest, ADeeplyNestedFrameEndsOnlyItsSession) {
+  start();
+  auto channel = open("echo");
+  ASSERT_TRUE(channel.ok()) << channel.error().message();
+  std::string nested(kMaxFrameBytes, '[');
+  (void)channel->send(nested);
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().sessions_failed == 1; }));
+  echo_session();
+  auto raw = raw_connect();
+  ASSERT_TRUE(send_frame(raw.get(), std::string(100000, '['), 5s).ok());
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_other == 1; }));
+  echo_session();
+}
+
 TEST(AgentClient, NothingListeningSaysHowToStartAnAgent) {
   auto listener = listen_tcp("127.0.0.1", 0);
   ASSERT_TRUE(listener.ok());
@@ -330,7 +420,7 @@ TEST(AgentClient, RefusesAnAgentOfAnotherVersion) {
     ASSERT_GE(fd, 0);
     Channel channel(UniqueFd(fd), "client");
     ASSERT_TRUE(channel.receive(5s).ok());
-    ASSERT_TRUE(channel.send(make_welcome({2, "fabric-probe 2.0", "future"})).ok());
+    ASSERT_TRUE(channel.send(make_welcome({1, "fabric-probe 0.1", "old-node", ""})).ok());
     (void)channel.receive(5s); // until the client hangs up
   });
   auto channel = open_session("127.0.0.1", port, "tcp_bw", "{}", 5s);
@@ -338,8 +428,8 @@ TEST(AgentClient, RefusesAnAgentOfAnotherVersion) {
   ASSERT_FALSE(channel.ok());
   EXPECT_EQ(channel.error().code(), ErrorCode::kPeerIncompatible);
   EXPECT_NE(channel.error().message().find("agent at 127.0.0.1:" + std::to_string(port) +
-                                           " speaks fabric-probe protocol 2, this client "
-                                           "speaks 1: upgrade one side"),
+                                           " speaks fabric-probe protocol 1, this client "
+                                           "speaks 2: upgrade one side"),
             std::string::npos)
       << channel.error().message();
 }

@@ -27,6 +27,54 @@ TEST(ProbeProtocol, HelloRoundTrips) {
   EXPECT_EQ(parsed->params_json, R"({"streams":4})");
 }
 
+TEST(ProbeProtocol, HelloCarriesTheClientsNonce) {
+  const std::string nonce(64, 'a');
+  auto hello = make_hello("rdma_bw", "{}", nonce);
+  ASSERT_TRUE(hello.ok());
+  auto parsed = parse_hello(parse(*hello));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->nonce, nonce);
+  // A data connection's hello has none; a nonce that is not 32 bytes of hex is refused.
+  EXPECT_TRUE(parse_hello(parse(*make_hello("attach", "{}")))->nonce.empty());
+  for (const std::string& bad : {std::string(63, 'a'), std::string(64, 'g'), std::string("x")}) {
+    auto refused = parse_hello(parse(*make_hello("rdma_bw", "{}", bad)));
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message().find("\"nonce\" must be 64 hexadecimal characters"),
+              std::string::npos)
+        << refused.error().message();
+  }
+}
+
+TEST(ProbeProtocol, ChallengeAndAuthRoundTrip) {
+  const std::string nonce(64, 'b');
+  auto challenge = parse_challenge(parse(make_challenge(nonce)));
+  ASSERT_TRUE(challenge.ok()) << challenge.error().message();
+  EXPECT_EQ(*challenge, nonce);
+  EXPECT_EQ(parse(make_challenge(nonce))["version"].GetInt(), kProtocolVersion);
+  EXPECT_FALSE(parse_challenge(parse(make_challenge("short"))).ok());
+  EXPECT_FALSE(parse_challenge(parse(make_auth("ab"))).ok());
+
+  auto proof = parse_auth(parse(make_auth("c0ffee")));
+  ASSERT_TRUE(proof.ok());
+  EXPECT_EQ(*proof, "c0ffee");
+  EXPECT_FALSE(parse_auth(parse(R"({"type":"auth"})")).ok());
+  EXPECT_FALSE(parse_auth(parse(make_challenge(nonce))).ok());
+
+  Welcome proven{kProtocolVersion, "fabric-probe 0.1.0", "node-a", "d00d"};
+  auto welcome = parse_welcome(parse(make_welcome(proven)), "node-a:18515");
+  ASSERT_TRUE(welcome.ok());
+  EXPECT_EQ(welcome->proof, "d00d");
+}
+
+TEST(ProbeProtocol, RefusalsForAccessAndLimitsExitTwo) {
+  for (const char* code : {"permission", "try_again"}) {
+    auto got = parse_welcome(parse(make_error_message(code, "not from 10.0.0.9")), "a:1");
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(exit_status_for(got.error().code()), kExitSystem) << code;
+    EXPECT_NE(got.error().message().find("not from 10.0.0.9"), std::string::npos);
+  }
+}
+
 TEST(ProbeProtocol, HelloParamsMustBeAnObject) {
   auto hello = make_hello("tcp_bw", "[1,2]");
   ASSERT_FALSE(hello.ok());
@@ -35,14 +83,14 @@ TEST(ProbeProtocol, HelloParamsMustBeAnObject) {
 }
 
 TEST(ProbeProtocol, AgentRefusesAnotherVersionNamingBoth) {
-  auto hello = make_hello("tcp_bw", "{}", 2);
+  auto hello = make_hello("tcp_bw", "{}", "", 1);
   ASSERT_TRUE(hello.ok());
   auto parsed = parse_hello(parse(*hello));
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().code(), ErrorCode::kIncompatibleVersion);
   EXPECT_EQ(wire_code_for(parsed.error()), "incompatible_version");
   EXPECT_NE(parsed.error().message().find(
-                "the client speaks fabric-probe protocol 2, this agent speaks 1: upgrade one side"),
+                "the client speaks fabric-probe protocol 1, this agent speaks 2: upgrade one side"),
             std::string::npos)
       << parsed.error().message();
 }
@@ -50,12 +98,12 @@ TEST(ProbeProtocol, AgentRefusesAnotherVersionNamingBoth) {
 TEST(ProbeProtocol, AgentRefusesWhatIsNotAHello) {
   const char* cases[] = {
       R"([1,2,3])",
-      R"({"type":"hello","version":1,"test":"tcp_bw"})",
-      R"({"type":"hello","protocol":"iperf3","version":1,"test":"tcp_bw"})",
-      R"({"type":"welcome","protocol":"fabric-probe","version":1,"test":"tcp_bw"})",
+      R"({"type":"hello","version":2,"test":"tcp_bw"})",
+      R"({"type":"hello","protocol":"iperf3","version":2,"test":"tcp_bw"})",
+      R"({"type":"welcome","protocol":"fabric-probe","version":2,"test":"tcp_bw"})",
       R"({"type":"hello","protocol":"fabric-probe","version":"1","test":"tcp_bw"})",
-      R"({"type":"hello","protocol":"fabric-probe","version":1})",
-      R"({"type":"hello","protocol":"fabric-probe","version":1,"test":"x","params":3})",
+      R"({"type":"hello","protocol":"fabric-probe","version":2})",
+      R"({"type":"hello","protocol":"fabric-probe","version":2,"test":"x","params":3})",
   };
   for (const char* text : cases) {
     auto parsed = parse_hello(parse(text));
@@ -68,7 +116,7 @@ TEST(ProbeProtocol, AgentRefusesWhatIsNotAHello) {
 }
 
 TEST(ProbeProtocol, ClientAcceptsWelcomeOfItsVersion) {
-  Welcome sent{kProtocolVersion, "fabric-probe 0.1.0", "node-a"};
+  Welcome sent{kProtocolVersion, "fabric-probe 0.1.0", "node-a", ""};
   auto got = parse_welcome(parse(make_welcome(sent)), "node-a:18515");
   ASSERT_TRUE(got.ok()) << got.error().message();
   EXPECT_EQ(got->agent, "fabric-probe 0.1.0");
@@ -76,11 +124,11 @@ TEST(ProbeProtocol, ClientAcceptsWelcomeOfItsVersion) {
 }
 
 TEST(ProbeProtocol, ClientRefusesWelcomeOfAnotherVersion) {
-  auto got = parse_welcome(parse(make_welcome({2, "fabric-probe 9", "node-b"})), "node-b:18515");
+  auto got = parse_welcome(parse(make_welcome({1, "fabric-probe 0.1", "node-b", ""})), "node-b:18515");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().code(), ErrorCode::kPeerIncompatible);
-  EXPECT_NE(got.error().message().find("agent at node-b:18515 speaks fabric-probe protocol 2, "
-                                       "this client speaks 1: upgrade one side"),
+  EXPECT_NE(got.error().message().find("agent at node-b:18515 speaks fabric-probe protocol 1, "
+                                       "this client speaks 2: upgrade one side"),
             std::string::npos)
       << got.error().message();
 }

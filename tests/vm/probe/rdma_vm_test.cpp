@@ -355,7 +355,8 @@ TEST_F(RdmaVm, AgentRefusesAnotherProtocolVersion) {
   auto fd = connect_tcp(addr_, port_, 5s);
   ASSERT_TRUE(fd.ok()) << fd.error().message();
   Channel channel(std::move(*fd), "agent");
-  auto hello = make_hello(kRdmaBwTest, rdma_params_json(bw()), 2);
+  // A client of protocol 1, from before the challenge-response.
+  auto hello = make_hello(kRdmaBwTest, rdma_params_json(bw()), "", 1);
   ASSERT_TRUE(hello.ok());
   ASSERT_TRUE(channel.send(*hello).ok());
   auto answer = channel.receive(5s);
@@ -367,7 +368,7 @@ TEST_F(RdmaVm, AgentRefusesAnotherProtocolVersion) {
   EXPECT_NE(text.find('1'), std::string::npos) << text;
 }
 
-// A listener that answers every hello with a welcome of protocol version 2.
+// A listener that answers every hello with a welcome of protocol version 3.
 TEST_F(RdmaVm, ClientRefusesAnAgentOfAnotherVersion) {
   auto listener = listen_tcp("127.0.0.1", 0);
   ASSERT_TRUE(listener.ok());
@@ -378,7 +379,7 @@ TEST_F(RdmaVm, ClientRefusesAnAgentOfAnotherVersion) {
     if (fd < 0) return;
     Channel c(UniqueFd(fd), "client");
     (void)c.receive(5s);
-    (void)c.send(R"({"type":"welcome","version":2,"agent":"fabric-probe 9","hostname":"x"})");
+    (void)c.send(R"({"type":"welcome","version":3,"agent":"fabric-probe 9","hostname":"x"})");
     (void)c.receive(2s);
   });
   auto cli = probe({"bw", "127.0.0.1", "-p", std::to_string(*port), "-n", "10"});
@@ -386,7 +387,7 @@ TEST_F(RdmaVm, ClientRefusesAnAgentOfAnotherVersion) {
   ASSERT_TRUE(cli.ok()) << cli.error().message();
   // An agent of another version fails the probe like a missing one: exit 2.
   EXPECT_EQ(cli->exit_status, 2) << cli->stderr_text;
-  EXPECT_NE(cli->stderr_text.find("protocol 2"), std::string::npos) << cli->stderr_text;
+  EXPECT_NE(cli->stderr_text.find("protocol 3"), std::string::npos) << cli->stderr_text;
   EXPECT_NE(cli->stderr_text.find("upgrade one side"), std::string::npos) << cli->stderr_text;
 }
 

@@ -1,0 +1,116 @@
+#include "probes/auth.h"
+
+#include <cstdlib>
+
+#include "common/atomic_file.h"
+#include "common/crypto.h"
+
+namespace fabric::probes {
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && is_space(text.front()))
+    text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back()))
+    text.remove_suffix(1);
+  return text;
+}
+
+std::string proof_message(ProofSide side, std::string_view agent_nonce,
+                          std::string_view client_nonce, std::string_view hello_text) {
+  // Nonces have a fixed length and no newline, so the fields cannot run into each other.
+  std::string message = side == ProofSide::kClient ? "fabric-probe/2 client\n"
+                                                   : "fabric-probe/2 agent\n";
+  message.append(agent_nonce).append("\n").append(client_nonce).append("\n").append(hello_text);
+  return message;
+}
+
+} // namespace
+
+Result<Token> Token::from_text(std::string_view text, std::string_view source) {
+  std::string_view secret = trim(text);
+  if (secret.empty()) {
+    return Error(ErrorCode::kInvalidConfig, std::string(source), "the token is empty");
+  }
+  if (secret.size() < kMinTokenBytes) {
+    return Error(ErrorCode::kInvalidConfig, std::string(source),
+                 "the token is " + std::to_string(secret.size()) + " bytes; use at least " +
+                     std::to_string(kMinTokenBytes))
+        .with_hint("make one with `head -c 32 /dev/urandom | base64`");
+  }
+  return Token(std::string(secret), std::string(source));
+}
+
+Result<Token> Token::read_file(const std::string& path) {
+  const std::string source = "token file " + path;
+  auto text = read_bounded_file(path, kMaxTokenFileBytes);
+  if (!text.ok()) return std::move(text).error().with_context("reading the " + source);
+  auto token = from_text(*text, source);
+  crypto::wipe(*text);
+  return token;
+}
+
+Token& Token::operator=(const Token& other) {
+  if (this != &other) {
+    crypto::wipe(secret_);
+    secret_ = other.secret_;
+    source_ = other.source_;
+  }
+  return *this;
+}
+
+Token& Token::operator=(Token&& other) noexcept {
+  if (this != &other) {
+    crypto::wipe(secret_);
+    secret_ = std::move(other.secret_);
+    source_ = std::move(other.source_);
+  }
+  return *this;
+}
+
+Token::~Token() {
+  crypto::wipe(secret_);
+}
+
+Result<std::optional<Token>> load_token(const std::optional<std::string>& flag) {
+  std::optional<std::string> path = flag;
+  if (!path) {
+    const char* env = std::getenv(kTokenFileEnv);
+    if (env != nullptr && *env != '\0') path = env;
+  }
+  if (!path) return std::optional<Token>();
+  FABRIC_ASSIGN_OR_RETURN(Token token, Token::read_file(*path));
+  return std::optional<Token>(std::move(token));
+}
+
+Result<std::string> make_nonce() {
+  FABRIC_ASSIGN_OR_RETURN(std::string bytes, crypto::random_bytes(kNonceBytes));
+  return crypto::to_hex(bytes);
+}
+
+bool is_nonce(std::string_view text) {
+  return text.size() == 2 * kNonceBytes && crypto::from_hex(text, "nonce").ok();
+}
+
+Result<std::string> make_proof(const Token& token, ProofSide side, std::string_view agent_nonce,
+                               std::string_view client_nonce, std::string_view hello_text) {
+  FABRIC_ASSIGN_OR_RETURN(
+      std::string mac,
+      crypto::hmac_sha256(token.secret(),
+                          proof_message(side, agent_nonce, client_nonce, hello_text)));
+  return crypto::to_hex(mac);
+}
+
+bool check_proof(const Token& token, ProofSide side, std::string_view agent_nonce,
+                 std::string_view client_nonce, std::string_view hello_text,
+                 std::string_view proof) {
+  auto expected = make_proof(token, side, agent_nonce, client_nonce, hello_text);
+  if (!expected.ok()) return false;
+  return crypto::equal_constant_time(*expected, proof);
+}
+
+} // namespace fabric::probes
