@@ -57,6 +57,8 @@ build_demo() {
 
 run_lab() {
   mkdir -p "$shared/report"
+  # The probe agents' token, as a Kubernetes Secret would hold it.
+  (umask 077 && head -c 32 /dev/urandom | base64 >"$shared/agent-token")
   # The lab's own timeout bounds the whole run; the nodes' steps bound every wait.
   "$REPO/scripts/lab.sh" --nodes "$nodes" --timeout 900 --shared "$shared" -- \
     "$REPO/scripts/lab/demo-node.sh" "$(readlink -f "$shared/build")" "$REPO" 2>&1 | with_elapsed

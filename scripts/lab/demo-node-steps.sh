@@ -70,12 +70,29 @@ pod_detach() {
 # --- fabric-probe agents and the probes between nodes ---------------------------------
 agent_port=18515
 
+# As the DaemonSet runs it: clients only from the parameter plane, and with the token of
+# a Secret (here a file the host wrote, readable by root only). The clients below read the
+# same file through FABRIC_PROBE_TOKEN_FILE.
+export FABRIC_PROBE_TOKEN_FILE=$shared/agent-token
+
 agent_start() {
   "$probe" server --port "$agent_port" --port-file "$sync/agent$node.port" \
+    --allow 10.77.0.0/24 --token-file "$FABRIC_PROBE_TOKEN_FILE" \
     2>"$DEMO_STEPS/logs/node$node-agent.log" &
   pids+=($!)
-  step agent "fabric-probe agent listening on $FABRIC_LAB_ADDR:$agent_port" -- \
+  step agent "fabric-probe agent on $FABRIC_LAB_ADDR:$agent_port (token and allow-list)" -- \
     wait_for "$sync/agent$node.port" 60
+}
+
+# A client without the token must be refused, with a message that says why.
+agent_refuses_strangers() {
+  local out
+  if out=$(FABRIC_PROBE_TOKEN_FILE= "$probe" tcp "$first" --duration 1s 2>&1); then
+    echo "a client without the token was served" >&2
+    return 1
+  fi
+  echo "$out"
+  grep -q token <<<"$out"
 }
 
 peer_probes() {
@@ -83,6 +100,7 @@ peer_probes() {
   for ((k = 1; k <= FABRIC_LAB_NODES; ++k)); do
     wait_for "$sync/agent$k.port" 120 || true
   done
+  step agent_refusal "node 1's agent refuses a client without the token" -- agent_refuses_strangers
   step tcp "fabric-probe tcp to node 1: is the network itself fine?" \
     --json "json/node$node-tcp.json" -- "$probe" tcp "$first" --duration 2s --json
   step rdma_bw "fabric-probe bw to node 1: RDMA write bandwidth, 4 KiB to 64 KiB" \

@@ -24,7 +24,7 @@ grep -q "^report: $report/report.html$" "$out/demo.txt" || fail "demo.sh did not
 
 # The steps of the main job, by where they ran and their id.
 for want in host:build host:lab node1:pfc_apply node1:lint node1:cni_add node1:cni_gid \
-  node2:cni_add node2:tcp node2:rdma_bw node2:rdma_lat node2:mesh node1:cni_del \
+  node2:cni_add node2:agent_refusal node2:tcp node2:rdma_bw node2:rdma_lat node2:mesh node1:cni_del \
   node2:cni_gid_gone node1:exporter node2:exporter node1:nccltest node2:nccltest_rank \
   node1:prometheus node1:prom_rdma node1:prom_nccltest; do
   where=${want%%:*} id=${want#*:}
