@@ -32,7 +32,8 @@ TEST_P(DeployExample, ConfigPassesValidation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cni, DeployExample,
-                         ::testing::Values("roce-shared.yaml", "roce-exclusive.yaml"));
+                         ::testing::Values("roce-shared.yaml", "roce-shared-host-local.yaml",
+                                           "roce-exclusive.yaml"));
 
 } // namespace
 } // namespace fabric::cni
