@@ -135,6 +135,18 @@ Result<void> parse_textfile(const Field& f, TextfileConfig& out) {
   return read_number_into(s, "max_files", kFiles, out.max_files);
 }
 
+Result<void> parse_nccl(const Field& f, NcclConfig& out) {
+  FABRIC_ASSIGN_OR_RETURN(
+      Section s,
+      open_collector(f, {"directory", "proc_root", "cni_state_dir", "pod_log_dir", "retain_exited"},
+                     out));
+  FABRIC_TRY(read_path_into(s, "directory", out.directory));
+  FABRIC_TRY(read_path_into(s, "proc_root", out.proc_root));
+  FABRIC_TRY(read_path_into(s, "cni_state_dir", out.cni_state_dir));
+  FABRIC_TRY(read_path_into(s, "pod_log_dir", out.pod_log_dir));
+  return read_duration_into(s, "retain_exited", out.retain_exited);
+}
+
 bool valid_class_name(const std::string& name) {
   if (name.empty() || name.size() > kMaxClassName) return false;
   if (!(std::islower(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
@@ -232,8 +244,8 @@ Result<Config> parse_document(const YAML::Node& root) {
   if (const Field* http = get(s, "http")) FABRIC_TRY(parse_http(*http, config.http));
   FABRIC_TRY(read_path_into(s, "sysfs_root", config.sysfs_root));
   if (const Field* collectors = get(s, "collectors")) {
-    FABRIC_ASSIGN_OR_RETURN(
-        Section c, open_section(*collectors, {"rdma", "pfc", "dcb", "textfile", "accounting"}));
+    FABRIC_ASSIGN_OR_RETURN(Section c, open_section(*collectors, {"rdma", "pfc", "dcb", "textfile",
+                                                                  "nccl", "accounting"}));
     if (const Field* f = get(c, "rdma")) FABRIC_TRY(parse_rdma(*f, config.rdma));
     if (const Field* f = get(c, "pfc")) FABRIC_TRY(parse_netdev_collector(*f, config.pfc));
     if (const Field* f = get(c, "dcb")) FABRIC_TRY(parse_netdev_collector(*f, config.dcb));
@@ -242,6 +254,12 @@ Result<Config> parse_document(const YAML::Node& root) {
       FABRIC_TRY(parse_textfile(*f, config.textfile));
       if (config.textfile.enabled && config.textfile.directory.empty())
         return invalid(*f, "textfile needs a directory (or enabled: false)");
+    }
+    if (const Field* f = get(c, "nccl")) {
+      config.nccl.enabled = true; // a section that is there means "on" unless it says
+      FABRIC_TRY(parse_nccl(*f, config.nccl));
+      if (config.nccl.enabled && config.nccl.directory.empty())
+        return invalid(*f, "nccl needs a directory (or enabled: false)");
     }
     if (const Field* f = get(c, "accounting")) {
       config.accounting.enabled = true; // a section that is there means "on" unless it says
@@ -258,6 +276,7 @@ Result<Config> parse_document(const YAML::Node& root) {
 Config default_config() {
   Config config;
   config.textfile.enabled = false;
+  config.nccl.enabled = false;
   config.accounting.enabled = false;
   return config;
 }

@@ -35,6 +35,18 @@ struct TextfileConfig : CollectorConfig {
   std::size_t max_files = 1000;
 };
 
+// The NCCL profiler plugin's files (exporters/nccl_profiler): where the plugin writes them
+// on the node (its FABRIC_NCCL_PROFILER_DIR), and where the exporter finds processes and
+// pods to name the series.
+struct NcclConfig : CollectorConfig {
+  std::string directory;           // empty: the collector is off
+  std::string proc_root = "/proc"; // the host's (a DaemonSet with hostPID)
+  std::string cni_state_dir = "/var/lib/cni/fabric";
+  std::string pod_log_dir = "/var/log/pods";
+  std::chrono::seconds retain_exited{300}; // an exited process's last values, this long
+  bool operator==(const NcclConfig&) const = default;
+};
+
 struct TrafficClass {
   std::string name;
   std::vector<Cidr> networks;
@@ -62,10 +74,11 @@ struct Config {
   NetdevCollectorConfig pfc;
   NetdevCollectorConfig dcb;
   TextfileConfig textfile;
+  NcclConfig nccl;
   AccountingConfig accounting;
 };
 
-// The configuration without a file: RDMA, PFC and DCB on, textfiles and accounting off.
+// The configuration without a file: RDMA, PFC and DCB on, textfiles, NCCL and accounting off.
 Config default_config();
 
 Result<Config> parse_config(const std::string& text, const std::string& source_name);

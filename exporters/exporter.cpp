@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "exporters/dcb_collector.h"
 #include "exporters/metric_sink.h"
+#include "exporters/nccl_collector.h"
 #include "exporters/pfc_collector.h"
 #include "exporters/rdma_collector.h"
 #include "exporters/textfile_collector.h"
@@ -43,6 +44,16 @@ void add_collectors(Scraper& scraper, const Config& config,
     TextfileOptions options{config.textfile.directory, config.textfile.max_age,
                             config.textfile.max_file_size, config.textfile.max_files};
     scraper.add(std::make_unique<TextfileCollector>(options), limits(config.textfile));
+  }
+  if (config.nccl.enabled) {
+    nccl_profiler::ReaderOptions options;
+    options.dir = config.nccl.directory;
+    options.proc_root = config.nccl.proc_root;
+    options.cni_state_dir = config.nccl.cni_state_dir;
+    options.pod_log_dir = config.nccl.pod_log_dir;
+    options.retain_exited = config.nccl.retain_exited;
+    options.max_series = config.nccl.max_series / kNcclSamplesPerSeries;
+    scraper.add(std::make_unique<NcclCollector>(std::move(options)), limits(config.nccl));
   }
   if (config.accounting.enabled) {
     scraper.add(std::make_unique<AccountingCollector>(std::move(accounting)),

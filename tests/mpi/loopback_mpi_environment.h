@@ -15,14 +15,14 @@ namespace fabric::testing {
 class LoopbackMpiEnvironment : public ::testing::Environment {
 public:
   void SetUp() override {
-    for (const auto& [k, v] : std::map<std::string, std::string>{
-             {"OMPI_ALLOW_RUN_AS_ROOT", "1"},
-             {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
-             {"OMPI_MCA_btl", "self,vader,tcp"},
-             {"OMPI_MCA_btl_tcp_if_include", "lo"},
-             {"OMPI_MCA_oob_tcp_if_include", "lo"},
-             {"OMPI_MCA_plm", "isolated"},
-             {"OMPI_MCA_rmaps_base_oversubscribe", "1"}})
+    for (const auto& [k, v] :
+         std::map<std::string, std::string>{{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+                                            {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
+                                            {"OMPI_MCA_btl", "self,vader,tcp"},
+                                            {"OMPI_MCA_btl_tcp_if_include", "lo"},
+                                            {"OMPI_MCA_oob_tcp_if_include", "lo"},
+                                            {"OMPI_MCA_plm", "isolated"},
+                                            {"OMPI_MCA_rmaps_base_oversubscribe", "1"}})
       ::setenv(k.c_str(), v.c_str(), 1);
   }
 };

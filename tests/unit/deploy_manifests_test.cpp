@@ -98,8 +98,10 @@ TEST(DeployManifests, EveryYamlFileParsesAndEveryObjectIsNamed) {
 std::string help_text(const std::string& binary, const std::string& subcommand) {
   static std::map<std::string, std::string> cache;
   static const std::map<std::string, std::string> paths = {
-      {"fabric-probe", FABRIC_PROBE_BINARY},   {"fabric-pfc", FABRIC_PFC_BINARY},
-      {"fabric-cni", FABRIC_CNI_BINARY},       {"fabric-exporter", FABRIC_EXPORTER_BINARY},
+      {"fabric-probe", FABRIC_PROBE_BINARY},
+      {"fabric-pfc", FABRIC_PFC_BINARY},
+      {"fabric-cni", FABRIC_CNI_BINARY},
+      {"fabric-exporter", FABRIC_EXPORTER_BINARY},
       {"fabric-nccltest", FABRIC_NCCLTEST_BINARY}};
   const std::string key = binary + " " + subcommand;
   if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -127,15 +129,16 @@ TEST(DeployManifests, ContainersPassOnlyFlagsTheirBinaryHas) {
             argv.push_back(part.as<std::string>());
         }
         // mpirun's program and its arguments follow the first fabric-* word.
-        auto program = std::find_if(argv.begin(), argv.end(),
-                                    [](const std::string& a) { return a.rfind("fabric-", 0) == 0; });
+        auto program = std::find_if(argv.begin(), argv.end(), [](const std::string& a) {
+          return a.rfind("fabric-", 0) == 0;
+        });
         if (program == argv.end()) continue;
         const std::string binary = *program;
         std::string subcommand;
         if (with_subcommands.count(binary) && program + 1 != argv.end()) subcommand = program[1];
         const std::string help = help_text(binary, subcommand);
-        ASSERT_FALSE(help.empty()) << file << ": `" << binary << " " << subcommand
-                                   << " --help` failed";
+        ASSERT_FALSE(help.empty())
+            << file << ": `" << binary << " " << subcommand << " --help` failed";
         for (auto a = program + 1; a != argv.end(); ++a) {
           if (a->rfind("--", 0) != 0) continue;
           const std::string flag = a->substr(0, a->find('='));
@@ -176,13 +179,15 @@ TEST(DeployManifests, TheNodeDaemonSetHasOnlyTheCapabilitiesAndMountsItNeeds) {
   // Volume -> host path; none may be / or a parent of the host's disks.
   std::map<std::string, std::string> host_paths;
   for (const auto& v : spec["volumes"]) {
-    if (v["hostPath"]) host_paths[v["name"].as<std::string>()] = v["hostPath"]["path"].as<std::string>();
+    if (v["hostPath"])
+      host_paths[v["name"].as<std::string>()] = v["hostPath"]["path"].as<std::string>();
   }
-  const std::set<std::string> allowed_host_paths = {"/opt/cni/bin", "/sys", "/var/lib/cni/fabric",
-                                                    "/var/lib/fabric/textfile",
-                                                    "/run/xtables.lock"};
+  const std::set<std::string> allowed_host_paths = {
+      "/opt/cni/bin",         "/sys",  "/var/lib/cni/fabric", "/var/lib/fabric/textfile",
+      "/var/lib/fabric/nccl", "/proc", "/var/log/pods",       "/run/xtables.lock"};
   for (const auto& [name, path] : host_paths) {
-    EXPECT_TRUE(allowed_host_paths.count(path)) << "hostPath " << path << " (volume " << name << ")";
+    EXPECT_TRUE(allowed_host_paths.count(path))
+        << "hostPath " << path << " (volume " << name << ")";
   }
 
   std::set<std::string> seen;
@@ -207,6 +212,9 @@ TEST(DeployManifests, TheNodeDaemonSetHasOnlyTheCapabilitiesAndMountsItNeeds) {
     for (const auto& m : c["volumeMounts"]) {
       const std::string volume = m["name"].as<std::string>();
       EXPECT_FALSE(m["mountPropagation"]) << name << " propagates mounts of " << volume;
+      if (host_paths[volume] == "/proc") {
+        EXPECT_TRUE(m["readOnly"] && m["readOnly"].as<bool>()) << name << " mounts /proc writable";
+      }
       if (host_paths[volume] == "/sys" && name != "apply-pfc") {
         EXPECT_TRUE(m["readOnly"] && m["readOnly"].as<bool>())
             << name << " mounts the host's /sys writable; only apply-pfc writes RDMA knobs";
@@ -227,8 +235,10 @@ TEST(DeployManifests, TheCniPluginIsInstalledByCopyThenRename) {
   }
   // A temporary name in the destination directory, renamed over the plugin.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(script, m,
-                                std::regex(R"(cp \S+ (/host/opt/cni/bin/\.[\w.-]+) .*mv -f \1 /host/opt/cni/bin/fabric-cni)")))
+  ASSERT_TRUE(std::regex_search(
+      script, m,
+      std::regex(
+          R"(cp \S+ (/host/opt/cni/bin/\.[\w.-]+) .*mv -f \1 /host/opt/cni/bin/fabric-cni)")))
       << script;
 }
 
