@@ -1,3 +1,7 @@
+#include <algorithm>
+#include <cstring>
+#include <ostream>
+
 #include <gtest/gtest.h>
 
 #include "common/atomic_file.h"
@@ -80,6 +84,13 @@ struct BadConfig {
   const char* message;
 };
 
+// Test names show the key and line the error names ("http.listen_(line_2)"), not bytes.
+void PrintTo(const BadConfig& c, std::ostream* os) {
+  std::string where(c.message, std::strcspn(c.message, ":"));
+  std::replace(where.begin(), where.end(), ' ', '_');
+  *os << where;
+}
+
 class ExporterConfigErrors : public ::testing::TestWithParam<BadConfig> {};
 
 TEST_P(ExporterConfigErrors, NameTheKeyAndTheLine) {
@@ -106,6 +117,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "collectors.pfc.netdevs[1] (line 3): netdev name eth0 is listed twice"},
         BadConfig{"collectors:\n  textfile:\n    max_age: 1m\n",
                   "collectors.textfile (line 2): textfile needs a directory (or enabled: false)"},
+        BadConfig{"collectors:\n  nccl:\n    retain_exited: 1m\n",
+                  "collectors.nccl (line 2): nccl needs a directory (or enabled: false)"},
+        BadConfig{"collectors:\n  nccl:\n    directory: /run/nccl\n    retain_exited: soon\n",
+                  "collectors.nccl.retain_exited (line 4): invalid value 'soon' (expected a "
+                  "duration such as 500ms, 10s or 2m)"},
         BadConfig{"collectors:\n  accounting:\n    classes:\n      - name: cluster\n        "
                   "networks: [10.0.0.1/8]\n",
                   "collectors.accounting.classes[0].networks[0] (line 5): has bits set after the "
