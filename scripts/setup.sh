@@ -35,7 +35,12 @@ LAB_PACKAGES=(
   openssh-server
 )
 
-ALL_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${LAB_PACKAGES[@]}")
+# The container image (scripts/image.sh): podman with runc, and mmdebstrap to make its
+# Debian base where no registry can be reached.
+IMAGE_PACKAGES=(podman runc mmdebstrap)
+
+ALL_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${LAB_PACKAGES[@]}"
+  "${IMAGE_PACKAGES[@]}")
 
 missing_packages() {
   local pkg status

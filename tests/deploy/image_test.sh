@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The container image as a cluster runs it: scripts/image.sh builds it (and its base from
+# the Debian archive, the first time), then every binary answers --version inside it, which
+# proves its shared libraries are all in the runtime stage.
+#   image_test.sh REPO
+# Slow (a whole build inside the image: about 25 minutes on 2 cores), so it has a label of
+# its own, `image`, which scripts/test.sh runs only when asked: FABRIC_TEST_TIERS=image.
+set -euo pipefail
+repo=${1:?usage: image_test.sh REPO}
+if ! command -v podman >/dev/null || ! command -v mmdebstrap >/dev/null; then
+  echo "SKIP: podman and mmdebstrap are needed (scripts/setup.sh installs them)"
+  exit 77
+fi
+tag=localhost/fabrickit:test-$$
+"$repo/scripts/image.sh" --tag "$tag" >/dev/null
+conf=$(mktemp)
+trap 'podman --runtime runc --cgroup-manager cgroupfs rmi -f "$tag" >/dev/null 2>&1; rm -f "$conf"' EXIT
+printf '[containers]\ndefault_ulimits = []\n' >"$conf"
+for binary in fabric-probe fabric-cni fabric-pfc fabric-nccltest fabric-exporter; do
+  out=$(CONTAINERS_CONF=$conf podman --runtime runc --cgroup-manager cgroupfs run --rm \
+    --network none "$tag" "$binary" --version)
+  echo "$out" | head -1
+  [[ $out == "$binary "* ]] || { echo "FAIL: $binary --version in the image: $out" >&2; exit 1; }
+done
+echo "PASS: every binary runs in $tag"
