@@ -17,6 +17,7 @@
 #include "nccltest/line_rate.h"
 #include "nccltest/mpi_runtime.h"
 #include "nccltest/nccl_backend.h"
+#include "nccltest/placement.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -102,6 +103,7 @@ Result<RankFacts> describe_self(Session& s, int local_rank, int local_ranks) {
   choice.local_rank = local_rank;
   std::string route = read_file("/proc/net/route").value_or(std::string());
   FABRIC_ASSIGN_OR_RETURN(r.nic, detect_nic(SysfsReader(), choice, route));
+  r.topology = gpu_nic_placement(SysfsReader(), r);
   return f;
 }
 
