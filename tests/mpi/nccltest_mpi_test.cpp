@@ -92,7 +92,8 @@ TEST(NcclTestMpi, HeaderNamesTheBackendAndEveryRank) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("# fabric-nccltest: backend mpi, "), std::string::npos) << r.out;
   for (int rank = 0; rank < 4; ++rank) {
-    char prefix[32];
+    // Room for any int: GCC's -Wformat-truncation sizes %2d for INT_MIN.
+    char prefix[48];
     std::snprintf(prefix, sizeof prefix, "#  Rank %2d Group  0 Pid ", rank);
     EXPECT_NE(r.out.find(prefix), std::string::npos) << prefix;
   }
