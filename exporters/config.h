@@ -36,7 +36,7 @@ struct TextfileConfig : CollectorConfig {
 };
 
 // The NCCL profiler plugin's files (exporters/nccl_profiler): where the plugin writes them
-// on the node (its FABRIC_NCCL_PROFILER_DIR), and where the exporter finds processes and
+// on the node (its FABRIC_NCCL_DIR), and where the exporter finds processes and
 // pods to name the series.
 struct NcclConfig : CollectorConfig {
   std::string directory;           // empty: the collector is off

@@ -29,8 +29,11 @@ bool is_profile_name(std::string_view name) {
          name.starts_with(kProfileFilePrefix) && name.ends_with(kProfileFileSuffix);
 }
 
-// The profile names in `dir`, at most `max` of them (sorted, so that the same ones are
-// kept from one read to the next). A missing directory has none.
+// The profile names in `dir`, at most `max` of them: the most recently written, so that a
+// directory filling up with the files of processes that exited long ago (nothing deletes
+// them: the plugin cannot know when the exporter has read its last flush, and the
+// exporter mounts the directory read-only) never hides a running process, whose file is
+// rewritten every flush. Returned sorted by name. A missing directory has none.
 Result<std::vector<std::string>> list_profiles(const std::string& dir, std::size_t max,
                                                std::size_t& over) {
   std::vector<std::string> names;
@@ -39,19 +42,31 @@ Result<std::vector<std::string>> list_profiles(const std::string& dir, std::size
     if (errno == ENOENT) return names;
     return Error::from_errno(errno, "opendir", dir);
   }
-  // Every entry is looked at, but only matching names are kept, and never more than the
-  // limit plus the ones that sort before them.
+  // A heap whose top is the oldest entry kept: never more than `max` names held, however
+  // many the directory has.
+  using Entry = std::pair<int64_t, std::string>; // mtime in ns, name
+  auto newer = [](const Entry& a, const Entry& b) { return a > b; };
+  std::vector<Entry> kept;
   while (dirent* entry = ::readdir(handle)) {
     std::string_view name(entry->d_name);
     if (!is_profile_name(name)) continue;
-    names.emplace_back(name);
-    if (names.size() > max) {
-      std::sort(names.begin(), names.end());
-      names.pop_back();
+    struct stat st{};
+    int64_t mtime_ns = 0; // an entry that vanished meanwhile counts as the oldest
+    if (::fstatat(::dirfd(handle), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    }
+    kept.emplace_back(mtime_ns, std::string(name));
+    std::push_heap(kept.begin(), kept.end(), newer);
+    if (kept.size() > max) {
+      std::pop_heap(kept.begin(), kept.end(), newer);
+      kept.pop_back();
       ++over;
     }
   }
   ::closedir(handle);
+  names.reserve(kept.size());
+  for (auto& [mtime_ns, name] : kept)
+    names.push_back(std::move(name));
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -18,6 +18,7 @@
 
 #include "common/atomic_file.h"
 #include "common/subprocess.h"
+#include "exporters/nccl_profiler/plugin_config.h"
 #include "pfc/profile.h"
 
 namespace fabric {
@@ -184,7 +185,7 @@ TEST(DeployManifests, TheNodeDaemonSetHasOnlyTheCapabilitiesAndMountsItNeeds) {
   }
   const std::set<std::string> allowed_host_paths = {
       "/opt/cni/bin",         "/sys",  "/var/lib/cni/fabric", "/var/lib/fabric/textfile",
-      "/var/lib/fabric/nccl", "/proc", "/var/log/pods",       "/run/xtables.lock"};
+      "/run/fabric/nccl", "/proc", "/var/log/pods",       "/run/xtables.lock"};
   for (const auto& [name, path] : host_paths) {
     EXPECT_TRUE(allowed_host_paths.count(path))
         << "hostPath " << path << " (volume " << name << ")";
@@ -265,6 +266,28 @@ TEST(DeployManifests, TheConfigMapsProfileAndExporterConfigurationAreAccepted) {
   fs::remove(path);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_status, 0) << r->stdout_text << r->stderr_text;
+}
+
+// The exporter reads the NCCL profiler's files where the plugin writes them when a job's pod
+// sets nothing but NCCL_PROFILER_PLUGIN: the plugin's default directory, from the host.
+TEST(DeployManifests, TheExporterReadsTheNcclProfilesWhereThePluginWritesThem) {
+  YAML::Node exporter = YAML::Load(config_map_value("exporter.yaml"));
+  const std::string dir = exporter["collectors"]["nccl"]["directory"].as<std::string>("");
+  EXPECT_EQ(dir, nccl_profiler::kDefaultDir);
+
+  YAML::Node spec = node_daemonset()["spec"]["template"]["spec"];
+  std::string volume;
+  for (const auto& c : spec["containers"]) {
+    for (const auto& m : c["volumeMounts"]) {
+      if (m["mountPath"].as<std::string>() == dir) volume = m["name"].as<std::string>();
+    }
+  }
+  ASSERT_FALSE(volume.empty()) << "no container mounts " << dir;
+  for (const auto& v : spec["volumes"]) {
+    if (v["name"].as<std::string>() == volume) {
+      EXPECT_EQ(v["hostPath"]["path"].as<std::string>(""), dir) << "volume " << volume;
+    }
+  }
 }
 
 // Every fabric_* name in the alerts and the dashboard is a family the tools document.

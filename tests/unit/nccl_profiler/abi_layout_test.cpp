@@ -8,10 +8,12 @@
 // pid_t becoming ncclPid_t, the same int on Linux), src/include/plugin/nccl_profiler.h.
 #include <cstddef>
 #include <dlfcn.h>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "common/subprocess.h"
 #include "exporters/nccl_profiler/profiler_abi.h"
 
 namespace {
@@ -145,6 +147,27 @@ TEST_F(ExportedSymbols, NothingElseLeavesTheLibrary) {
           << cxx << " is exported by the plugin";
     }
   }
+}
+
+// A training image has libc and little else: the plugin needs nothing beyond glibc's own
+// libraries (libstdc++ and libgcc are linked in), or NCCL's dlopen fails in the job.
+TEST(PluginDependencies, OnlyGlibcIsNeeded) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "sanitizer builds link the plugin to the sanitizer runtimes";
+#else
+  auto dynamic = fabric::run_subprocess({"readelf", "--dynamic", FABRIC_NCCL_PROFILER_PLUGIN}, {});
+  ASSERT_TRUE(dynamic.ok()) << dynamic.error().message();
+  ASSERT_EQ(dynamic->exit_status, 0) << dynamic->stderr_text;
+  const std::regex needed(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
+  const std::regex glibc(R"(lib(c|m|dl|pthread|rt)\.so\.\d+|ld-linux-x86-64\.so\.2)");
+  int libraries = 0;
+  for (std::sregex_iterator it(dynamic->stdout_text.begin(), dynamic->stdout_text.end(), needed);
+       it != std::sregex_iterator(); ++it) {
+    ++libraries;
+    EXPECT_TRUE(std::regex_match((*it)[1].str(), glibc)) << "the plugin needs " << (*it)[1];
+  }
+  EXPECT_GT(libraries, 0) << dynamic->stdout_text;
+#endif
 }
 
 } // namespace

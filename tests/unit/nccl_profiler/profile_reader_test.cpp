@@ -295,6 +295,26 @@ TEST_F(ReaderTest, OnlySoManyFilesAreRead) {
   EXPECT_EQ(s.stats.files_refused_total, 2u);
 }
 
+// Nothing deletes the files of exited processes: however many pile up, the ones read are
+// the newest, so a running job is never crowded out by names that sort before its own.
+TEST_F(ReaderTest, FilesOfLongExitedProcessesNeverHideARunningOne) {
+  for (int64_t pid = 1; pid <= 5; ++pid) {
+    write(process(pid, kPodA, 100 + pid, {{kLocal, 2, 0, 1, {all_reduce_1m(1)}}}),
+          seconds(3600 + pid));
+  }
+  proc_.add(9001, kPodB, 9, 900, cgroup_of(kUidB));
+  write(process(9, kPodB, 900, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}));
+  ReaderOptions o = options();
+  o.max_files = 2;
+  ProfileReader reader(o);
+  Snapshot s = read(reader);
+  EXPECT_EQ(s.stats.files, 2u);
+  EXPECT_EQ(s.stats.files_refused_total, 4u);
+  const Series* live = find(s, "all_reduce", kWorld, 1 << 20, "trainer-1");
+  ASSERT_NE(live, nullptr) << "the running process's file was left out";
+  EXPECT_EQ(live->values.operations, 300u);
+}
+
 TEST_F(ReaderTest, SeriesAreBoundedAndKeepTheirPlace) {
   write_job();
   ReaderOptions o = options();
