@@ -160,10 +160,7 @@ Result<int> measure(Session& s, LiveRecord& live) {
   }
 
   apply_threshold(footer, rows);
-  int status = kExitOk;
-  if (footer.out_of_bounds > 0) status = kExitBelowThreshold;
-  if (footer.threshold_ok && !*footer.threshold_ok) status = kExitBelowThreshold;
-  if (o.require_rdma && rdma_missing) status = kExitBelowThreshold;
+  const int status = run_exit_status(footer, o.require_rdma, rdma_missing);
 
   if (root) {
     if (!o.pairs) print(render_text_footer(footer, live.record.header.program));

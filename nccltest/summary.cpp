@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/error.h"
+
 namespace fabric::nccltest {
 
 double average_busbw(const std::vector<SizeRow>& rows) {
@@ -52,6 +54,13 @@ std::optional<double> nccl_tests_min_bw(const char* value) {
   double v = std::strtod(value, &end);
   if (end == value || !(v > 0)) return std::nullopt;
   return v;
+}
+
+int run_exit_status(const RunFooter& footer, bool require_rdma, bool socket_fallback) {
+  if (footer.out_of_bounds > 0) return kExitBelowThreshold;
+  if (footer.threshold_ok && !*footer.threshold_ok) return kExitBelowThreshold;
+  if (require_rdma && socket_fallback) return kExitBelowThreshold;
+  return kExitOk;
 }
 
 } // namespace fabric::nccltest

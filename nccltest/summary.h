@@ -19,6 +19,11 @@ double average_busbw(const std::vector<SizeRow>& rows);
 // NCCL_TESTS_MIN_BW keeps nccl-tests' own 10% slack: it fails below 0.9 x the value.
 void apply_threshold(RunFooter& footer, const std::vector<SizeRow>& rows);
 
+// The run's exit status from its footer: 3 (below threshold) when a check found a wrong
+// element, when the threshold was missed, or when --require-rdma was given and NCCL fell
+// back to sockets on some rank; else 0.
+int run_exit_status(const RunFooter& footer, bool require_rdma, bool socket_fallback);
+
 // Parses NCCL_TESTS_MIN_BW as nccl-tests does (a number of GB/s); nullopt when unset or
 // not a positive number.
 std::optional<double> nccl_tests_min_bw(const char* value);

@@ -12,6 +12,7 @@
 #include "nccltest/env_filter.h"
 #include "nccltest/outputs.h"
 #include "nccltest/summary.h"
+#include "nccltest/sweep.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -213,6 +214,32 @@ TEST(Summary, ThresholdIsJudgedOnLargeSizes) {
   EXPECT_EQ(nccl_tests_min_bw("12.5"), 12.5);
   EXPECT_FALSE(nccl_tests_min_bw("abc").has_value());
   EXPECT_FALSE(nccl_tests_min_bw(nullptr).has_value());
+}
+
+TEST(Summary, TheExitStatusSaysWhatFailed) {
+  RunFooter clean;
+  EXPECT_EQ(run_exit_status(clean, false, false), 0);
+  EXPECT_EQ(run_exit_status(clean, false, true), 0) << "a socket fallback alone only warns";
+  EXPECT_EQ(run_exit_status(clean, true, true), 3) << "--require-rdma";
+  EXPECT_EQ(run_exit_status(clean, true, false), 0);
+  RunFooter wrong;
+  wrong.out_of_bounds = 1;
+  EXPECT_EQ(run_exit_status(wrong, false, false), 3);
+  RunFooter missed;
+  missed.threshold_ok = false;
+  EXPECT_EQ(run_exit_status(missed, false, false), 3);
+  missed.threshold_ok = true;
+  EXPECT_EQ(run_exit_status(missed, false, false), 0);
+}
+
+// -a as nccl-tests: 0 rank 0's time, 1 the mean, 2 the fastest rank, 3 the slowest.
+TEST(Summary, TimeIsAggregatedOverRanksAsAverageSays) {
+  const std::vector<double> times = {40, 10, 30, 20};
+  EXPECT_EQ(aggregate_time(times, 0), 40);
+  EXPECT_EQ(aggregate_time(times, 1), 25);
+  EXPECT_EQ(aggregate_time(times, 2), 10);
+  EXPECT_EQ(aggregate_time(times, 3), 40);
+  EXPECT_EQ(aggregate_time({}, 1), 0);
 }
 
 } // namespace

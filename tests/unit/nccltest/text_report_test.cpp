@@ -219,6 +219,24 @@ TEST(NcclTestsText, PerRankFailuresAndThresholdVerdictAreCommentLines) {
       << text;
 }
 
+// The line-rate context: the ceiling, what it came from, and the run's share of it.
+TEST(NcclTestsText, FooterGivesTheShareOfTheLineRate) {
+  RunFooter footer;
+  footer.avg_busbw = 9.0;
+  footer.line_rate.ceiling_gbytes = 12.5;
+  footer.line_rate.basis = "100 Gb/s NICs, 2 nodes";
+  std::string text = render_text_footer(footer, "all_reduce_perf");
+  EXPECT_NE(text.find("# Line-rate ceiling    : 12.5 GB/s busbw (100 Gb/s NICs, 2 nodes); avg "
+                      "busbw is 72 % of it\n"),
+            std::string::npos)
+      << text;
+  RunFooter unknown;
+  unknown.line_rate.basis = "no NIC speed known";
+  text = render_text_footer(unknown, "all_reduce_perf");
+  EXPECT_NE(text.find("# Line-rate ceiling    : none (no NIC speed known)\n"), std::string::npos)
+      << text;
+}
+
 TEST(NcclTestsText, DeviceLineHasRoomForNicAndTopology) {
   RankInfo r;
   r.rank = 3;
