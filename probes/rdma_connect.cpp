@@ -10,6 +10,7 @@
 #include <random>
 
 #include "common/rdma_device.h"
+#include "common/resolve.h"
 
 namespace fabric::probes {
 
@@ -48,22 +49,20 @@ std::string tcp_peer_ipv4(int fd) {
   return "";
 }
 
-Result<std::string> resolve_ipv4(const std::string& host) {
-  in_addr probe{};
-  if (inet_pton(AF_INET, host.c_str(), &probe) == 1) return host;
+Result<std::string> resolve_ipv4(const std::string& host, std::chrono::milliseconds timeout) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr) {
+  auto found = resolve_address(host, "", hints, timeout);
+  if (!found.ok()) {
+    if (found.error().code() == ErrorCode::kTimeout) return found.error();
     return Error(ErrorCode::kNotFound, "resolving " + host,
-                 std::string("no IPv4 address: ") + gai_strerror(rc))
+                 "no IPv4 address: " + found.error().message())
         .with_hint("RoCE v2 GIDs are chosen by IPv4 address: give the peer's IPv4 address");
   }
   char text[INET_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, text, sizeof text);
-  freeaddrinfo(res);
+  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>((*found)->ai_addr)->sin_addr, text,
+            sizeof text);
   return std::string(text);
 }
 

@@ -4,6 +4,7 @@
 // is reported with its likely cause (rdma_triage.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,7 +65,8 @@ int mtu_enum(uint32_t bytes);
 
 // The IPv4 address of the peer of a connected TCP socket; "" for other sockets.
 std::string tcp_peer_ipv4(int fd);
-// `host` resolved to an IPv4 address (the first one), or `host` itself when it is one.
-Result<std::string> resolve_ipv4(const std::string& host);
+// `host` resolved to an IPv4 address (the first one) within `timeout`, or `host` itself
+// when it is one.
+Result<std::string> resolve_ipv4(const std::string& host, std::chrono::milliseconds timeout);
 
 } // namespace fabric::probes

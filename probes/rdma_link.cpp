@@ -140,7 +140,7 @@ std::optional<CounterSnapshot> snapshot_counters(const RdmaLink& link) {
 }
 
 Result<std::unique_ptr<RdmaLink>> connect_client_link(Channel& channel, const RdmaOptions& o) {
-  FABRIC_ASSIGN_OR_RETURN(std::string peer, resolve_ipv4(o.host));
+  FABRIC_ASSIGN_OR_RETURN(std::string peer, resolve_ipv4(o.host, o.timeout));
   auto link = std::make_unique<RdmaLink>();
   const ResourceSpec spec = resource_spec(o);
   if (!o.use_cm) {

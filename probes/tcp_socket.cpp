@@ -13,6 +13,7 @@
 
 #include <memory>
 
+#include "common/resolve.h"
 #include "common/units.h"
 
 namespace fabric::probes {
@@ -20,24 +21,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct AddrinfoFree {
-  void operator()(addrinfo* ai) const { freeaddrinfo(ai); }
-};
-using AddrinfoPtr = std::unique_ptr<addrinfo, AddrinfoFree>;
+// A listening address is normally numeric or empty; a name gets this long to resolve.
+constexpr std::chrono::milliseconds kBindResolveTimeout = std::chrono::seconds(10);
 
-Result<AddrinfoPtr> resolve(const std::string& host, uint16_t port, int flags) {
+Result<AddrinfoPtr> resolve(const std::string& host, uint16_t port, int flags,
+                            std::chrono::milliseconds timeout) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = flags | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  std::string service = std::to_string(port);
-  int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
-  if (rc != 0) {
-    if (rc == EAI_SYSTEM) return Error::from_errno(errno, "getaddrinfo", host);
-    return Error(ErrorCode::kNotFound, "resolving " + host, gai_strerror(rc));
-  }
-  return AddrinfoPtr(found);
+  return resolve_address(host, std::to_string(port), hints, timeout);
 }
 
 int remaining_ms(Clock::time_point deadline) {
@@ -65,7 +58,7 @@ int connect_one(int fd, const addrinfo* ai, Clock::time_point deadline) {
 }
 
 Result<UniqueFd> listen_on(const std::string& bind_address, uint16_t port, int backlog) {
-  FABRIC_ASSIGN_OR_RETURN(AddrinfoPtr found, resolve(bind_address, port, AI_PASSIVE));
+  FABRIC_ASSIGN_OR_RETURN(AddrinfoPtr found, resolve(bind_address, port, AI_PASSIVE, kBindResolveTimeout));
   Error last(ErrorCode::kNotFound, "listening on " + format_endpoint(bind_address, port),
              "no usable address");
   for (const addrinfo* ai = found.get(); ai != nullptr; ai = ai->ai_next) {
@@ -197,7 +190,8 @@ Result<UniqueFd> connect_tcp(const std::string& host, uint16_t port,
                              std::chrono::milliseconds timeout) {
   const std::string where = format_endpoint(host, port);
   auto deadline = Clock::now() + timeout;
-  FABRIC_ASSIGN_OR_RETURN(AddrinfoPtr found, resolve(host, port, 0));
+  // The name's lookup counts against the same deadline as the connects.
+  FABRIC_ASSIGN_OR_RETURN(AddrinfoPtr found, resolve(host, port, 0, timeout));
   int last_errno = 0;
   for (const addrinfo* ai = found.get(); ai != nullptr; ai = ai->ai_next) {
     UniqueFd fd(

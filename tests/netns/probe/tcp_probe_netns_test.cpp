@@ -1,7 +1,12 @@
 // `fabric-probe server` in one namespace and `fabric-probe tcp` in another, over a veth:
 // the built binaries as a user runs them, over IPv4 and IPv6, with a client killed in the
 // middle of a test and a peer speaking another protocol version.
+#include <arpa/inet.h>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <gtest/gtest.h>
 
@@ -133,6 +138,37 @@ TEST_F(TcpProbeNetns, NothingListeningSaysToStartTheServer) {
                                "`fabric-probe server`"),
             std::string::npos)
       << r.stderr_text;
+}
+
+// A node whose DNS server takes the query and never answers: glibc alone would wait 5 s
+// per try (twice here), far past the probe's --timeout. The name's lookup is cut at it.
+TEST_F(TcpProbeNetns, ANameTheDnsNeverAnswersFailsAtTheTimeout) {
+  // `ip netns exec` puts /etc/netns/NAME/resolv.conf in place of /etc/resolv.conf.
+  const std::string etc = "/etc/netns/" + ns("cli");
+  struct RemoveEtc {
+    std::string dir;
+    ~RemoveEtc() { std::filesystem::remove_all(dir); }
+  } remove_etc{etc};
+  std::filesystem::create_directories(etc);
+  std::ofstream(etc + "/resolv.conf") << "nameserver 127.0.0.1\noptions timeout:5 attempts:2\n";
+  ASSERT_TRUE(testing::run_checked({"ip", "-n", ns("cli"), "link", "set", "lo", "up"}).ok());
+  // The server: a UDP socket on port 53 that nobody reads.
+  auto silent_dns = netns::run_in("/var/run/netns/" + ns("cli"), []() -> Result<UniqueFd> {
+    UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(53);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (!fd || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+      return Error::from_errno(errno, "bind", "127.0.0.1:53");
+    return fd;
+  });
+  ASSERT_TRUE(silent_dns.ok()) << silent_dns.error().message();
+
+  auto r = probe({"tcp", "agent.fabric.test", "--mode", "lat", "--timeout", "1s"});
+  EXPECT_EQ(r.exit_status, 2) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("resolving agent.fabric.test"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("no answer within 1000 ms"), std::string::npos) << r.stderr_text;
 }
 
 TEST_F(TcpProbeNetns, AgentSurvivesAClientKilledMidTest) {
