@@ -171,6 +171,36 @@ TEST_F(TcpProbeNetns, ANameTheDnsNeverAnswersFailsAtTheTimeout) {
   EXPECT_NE(r.stderr_text.find("no answer within 1000 ms"), std::string::npos) << r.stderr_text;
 }
 
+// --token-file as the DaemonSet uses it: the agent and the clients read the same mounted
+// Secret (a trailing newline included), by flag or by FABRIC_PROBE_TOKEN_FILE; a client
+// without it is refused and told why, and the agent serves the next one.
+TEST_F(TcpProbeNetns, TheAgentsTokenFileIsReadByTheClients) {
+  const std::string token = dir_.file("token");
+  std::ofstream(token) << "a-secret-from-a-kubernetes-secret-volume\n";
+  ProbeAgent guarded(ns("srv"), dir_, "guarded", {"--token-file", token});
+  ASSERT_TRUE(guarded.ready()) << guarded.log();
+  const std::string at = probes::format_endpoint("10.77.0.1", guarded.port());
+
+  auto refused = probe({"tcp", at, "--mode", "lat", "-n", "10"});
+  EXPECT_EQ(refused.exit_status, 2) << refused.stderr_text;
+  EXPECT_NE(refused.stderr_text.find("token"), std::string::npos) << refused.stderr_text;
+
+  auto by_flag = probe({"tcp", at, "--mode", "lat", "-n", "10", "--token-file", token});
+  EXPECT_EQ(by_flag.exit_status, 0) << by_flag.stderr_text;
+
+  std::vector<std::string> by_env_args = {"ip", "netns", "exec", ns("cli"), "env",
+                                          "FABRIC_PROBE_TOKEN_FILE=" + token, FABRIC_PROBE_BINARY,
+                                          "tcp", at, "--mode", "lat", "-n", "10"};
+  auto by_env = run_subprocess(by_env_args, {});
+  ASSERT_TRUE(by_env.ok());
+  EXPECT_EQ(by_env->exit_status, 0) << by_env->stderr_text;
+
+  auto missing = probe({"tcp", at, "--mode", "lat", "--token-file", dir_.file("absent")});
+  EXPECT_EQ(missing.exit_status, 2) << missing.stderr_text;
+  EXPECT_NE(missing.stderr_text.find(dir_.file("absent")), std::string::npos)
+      << missing.stderr_text;
+}
+
 TEST_F(TcpProbeNetns, AgentSurvivesAClientKilledMidTest) {
   testing::BackgroundProcess client({"ip", "netns", "exec", ns("cli"), FABRIC_PROBE_BINARY, "tcp",
                                      agent_at("10.77.0.1"), "--mode", "bw", "-D", "60s"},

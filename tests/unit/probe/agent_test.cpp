@@ -63,6 +63,14 @@ protected:
       if (!released.ok()) return Result<void>(std::move(released).error());
       return channel.send(R"({"type":"result"})");
     });
+    // Echoes, at the cost its params declare: what the bw/lat/tcp estimates work out.
+    agent_->register_test("costly", echo_handler, [](const rapidjson::Value& params) {
+      SessionDemand demand;
+      demand.message_bytes = params["message_bytes"].GetUint64();
+      demand.memory_bytes = params["memory_bytes"].GetUint64();
+      if (params.HasMember("seconds")) demand.duration = std::chrono::seconds(params["seconds"].GetInt());
+      return Result<SessionDemand>(demand);
+    });
     agent_->register_test("fails", [](Channel&, const rapidjson::Value&) -> Result<void> {
       return Error(ErrorCode::kUnsupported, "opening rxe0", "no such device");
     });
@@ -375,6 +383,67 @@ TEST_F(AgentTest, AClientBeyondItsSessionLimitIsRefusedWithTheFlag) {
   ASSERT_TRUE(first->send(R"({"type":"release"})").ok());
   ASSERT_TRUE(first->receive(5s).ok());
   ASSERT_TRUE(wait_until([&] { return agent_->active_sessions() == 0; }));
+  echo_session();
+}
+
+// Per-client limits on what one session may cost: each refusal names the flag that raises
+// the limit, and a session within every limit is served.
+TEST_F(AgentTest, ASessionCostingMoreThanALimitIsRefusedNamingTheFlag) {
+  AgentOptions options;
+  options.limits.max_message_bytes = 1 << 20;
+  options.limits.max_memory_bytes = 8 << 20;
+  options.limits.max_duration = 60s;
+  start(options);
+  auto costly = [&](const std::string& params) {
+    return open_session("127.0.0.1", agent_->port(), "costly", params, 5s);
+  };
+  struct Case {
+    const char* params;
+    const char* flag;
+  };
+  for (const Case& c :
+       {Case{R"({"message_bytes":2097152,"memory_bytes":4194304})", "(--max-message-size)"},
+        Case{R"({"message_bytes":65536,"memory_bytes":16777216})", "(--max-client-memory)"},
+        Case{R"({"message_bytes":65536,"memory_bytes":65536,"seconds":3600})",
+             "(--max-session-duration)"}}) {
+    auto refused = costly(c.params);
+    ASSERT_FALSE(refused.ok()) << c.params;
+    EXPECT_NE(refused.error().message().find(c.flag), std::string::npos)
+        << refused.error().message();
+  }
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().refused_limits == 3; }));
+
+  // Memory counts over the client's sessions at once: a second session that would take
+  // it past the limit is refused while the first runs, and served after.
+  auto first = costly(R"({"message_bytes":65536,"memory_bytes":6291456})");
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  auto second = costly(R"({"message_bytes":65536,"memory_bytes":4194304})");
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message().find("on top of the 6 MiB its running sessions hold"),
+            std::string::npos)
+      << second.error().message();
+  ASSERT_TRUE(first->send(R"({"type":"bye"})").ok());
+  ASSERT_TRUE(first->receive(5s).ok());
+  ASSERT_TRUE(wait_until([&] { return agent_->active_sessions() == 0; }));
+  auto later = costly(R"({"message_bytes":65536,"memory_bytes":4194304,"seconds":30})");
+  ASSERT_TRUE(later.ok()) << later.error().message();
+  ASSERT_TRUE(later->send(R"({"type":"bye"})").ok());
+  EXPECT_TRUE(later->receive(5s).ok());
+}
+
+// A session that runs past --max-session-duration (a test that runs a count of iterations
+// declares no length) is cut, and the agent serves the next client.
+TEST_F(AgentTest, ASessionRunningPastTheMaxDurationIsCut) {
+  AgentOptions options;
+  options.limits.max_duration = 1s;
+  start(options);
+  auto held = open("hold");
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  ASSERT_TRUE(wait_until([&] { return held_ == 1; }));
+  EXPECT_TRUE(wait_until([&] { return agent_->counters().sessions_cut == 1; }, 8s));
+  // The handler would hold the session for 10 s: it ends well before.
+  EXPECT_TRUE(wait_until([&] { return held_ == 0 && agent_->active_sessions() == 0; }))
+      << "the cut session still runs";
   echo_session();
 }
 
