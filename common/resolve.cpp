@@ -19,8 +19,7 @@ struct Lookup {
   addrinfo* found = nullptr;
 };
 
-Result<AddrinfoPtr> answer(const std::string& host, int rc, int error_number,
-                           addrinfo* found) {
+Result<AddrinfoPtr> answer(const std::string& host, int rc, int error_number, addrinfo* found) {
   if (rc == 0) return AddrinfoPtr(found);
   if (rc == EAI_SYSTEM) return Error::from_errno(error_number, "getaddrinfo", host);
   return Error(ErrorCode::kNotFound, "resolving " + host, gai_strerror(rc));
@@ -44,8 +43,8 @@ Result<AddrinfoPtr> resolve_address(const std::string& host, const std::string& 
   try {
     std::thread([lookup, host, service, hints, resolver] {
       addrinfo* result = nullptr;
-      int code = resolver(host.c_str(), service.empty() ? nullptr : service.c_str(), &hints,
-                          &result);
+      int code =
+          resolver(host.c_str(), service.empty() ? nullptr : service.c_str(), &hints, &result);
       int error_number = errno;
       std::lock_guard lock(lookup->mutex);
       if (lookup->abandoned) {

@@ -58,7 +58,8 @@ int connect_one(int fd, const addrinfo* ai, Clock::time_point deadline) {
 }
 
 Result<UniqueFd> listen_on(const std::string& bind_address, uint16_t port, int backlog) {
-  FABRIC_ASSIGN_OR_RETURN(AddrinfoPtr found, resolve(bind_address, port, AI_PASSIVE, kBindResolveTimeout));
+  FABRIC_ASSIGN_OR_RETURN(AddrinfoPtr found,
+                          resolve(bind_address, port, AI_PASSIVE, kBindResolveTimeout));
   Error last(ErrorCode::kNotFound, "listening on " + format_endpoint(bind_address, port),
              "no usable address");
   for (const addrinfo* ai = found.get(); ai != nullptr; ai = ai->ai_next) {

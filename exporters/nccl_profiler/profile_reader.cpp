@@ -50,7 +50,7 @@ Result<std::vector<std::string>> list_profiles(const std::string& dir, std::size
   while (dirent* entry = ::readdir(handle)) {
     std::string_view name(entry->d_name);
     if (!is_profile_name(name)) continue;
-    struct stat st{};
+    struct stat st {};
     int64_t mtime_ns = 0; // an entry that vanished meanwhile counts as the oldest
     if (::fstatat(::dirfd(handle), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;

@@ -184,7 +184,7 @@ TEST(DeployManifests, TheNodeDaemonSetHasOnlyTheCapabilitiesAndMountsItNeeds) {
       host_paths[v["name"].as<std::string>()] = v["hostPath"]["path"].as<std::string>();
   }
   const std::set<std::string> allowed_host_paths = {
-      "/opt/cni/bin",         "/sys",  "/var/lib/cni/fabric", "/var/lib/fabric/textfile",
+      "/opt/cni/bin",     "/sys",  "/var/lib/cni/fabric", "/var/lib/fabric/textfile",
       "/run/fabric/nccl", "/proc", "/var/log/pods",       "/run/xtables.lock"};
   for (const auto& [name, path] : host_paths) {
     EXPECT_TRUE(allowed_host_paths.count(path))

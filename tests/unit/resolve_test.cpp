@@ -43,13 +43,13 @@ TEST(Resolve, ALookupThatNeverAnswersIsCutAtTheDeadline) {
   std::shared_future<void> released = release->get_future().share();
   auto finished = std::make_shared<std::promise<void>>();
   std::future<void> lookup_finished = finished->get_future();
-  auto found = resolve_address(
-      "peer.fabric.test", "4791", stream_hints(), 50ms,
-      [released, finished](const char*, const char*, const addrinfo*, addrinfo**) {
-        released.wait(); // a DNS server that never answers, until the test lets go
-        finished->set_value();
-        return EAI_AGAIN;
-      });
+  auto found =
+      resolve_address("peer.fabric.test", "4791", stream_hints(), 50ms,
+                      [released, finished](const char*, const char*, const addrinfo*, addrinfo**) {
+                        released.wait(); // a DNS server that never answers, until the test lets go
+                        finished->set_value();
+                        return EAI_AGAIN;
+                      });
   ASSERT_FALSE(found.ok());
   EXPECT_EQ(found.error().code(), ErrorCode::kTimeout) << found.error().message();
   EXPECT_NE(found.error().message().find("peer.fabric.test"), std::string::npos)
@@ -60,10 +60,9 @@ TEST(Resolve, ALookupThatNeverAnswersIsCutAtTheDeadline) {
 }
 
 TEST(Resolve, AnUnknownNameIsNotFoundWithTheResolversReason) {
-  auto found = resolve_address("peer.fabric.test", "", stream_hints(), 5s,
-                               [](const char*, const char*, const addrinfo*, addrinfo**) {
-                                 return EAI_NONAME;
-                               });
+  auto found = resolve_address(
+      "peer.fabric.test", "", stream_hints(), 5s,
+      [](const char*, const char*, const addrinfo*, addrinfo**) { return EAI_NONAME; });
   ASSERT_FALSE(found.ok());
   EXPECT_EQ(found.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(found.error().message().find(gai_strerror(EAI_NONAME)), std::string::npos)
@@ -71,11 +70,11 @@ TEST(Resolve, AnUnknownNameIsNotFoundWithTheResolversReason) {
 }
 
 TEST(Resolve, AnAnswerInTimeIsPassedThrough) {
-  auto found = resolve_address("peer.fabric.test", "", stream_hints(), 5s,
-                               [](const char*, const char* service, const addrinfo* hints,
-                                  addrinfo** result) {
-                                 return ::getaddrinfo("198.51.100.4", service, hints, result);
-                               });
+  auto found = resolve_address(
+      "peer.fabric.test", "", stream_hints(), 5s,
+      [](const char*, const char* service, const addrinfo* hints, addrinfo** result) {
+        return ::getaddrinfo("198.51.100.4", service, hints, result);
+      });
   ASSERT_TRUE(found.ok()) << found.error().message();
   EXPECT_EQ(first_ipv4(found->get()), "198.51.100.4");
 }

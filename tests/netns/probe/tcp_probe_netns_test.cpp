@@ -188,9 +188,19 @@ TEST_F(TcpProbeNetns, TheAgentsTokenFileIsReadByTheClients) {
   auto by_flag = probe({"tcp", at, "--mode", "lat", "-n", "10", "--token-file", token});
   EXPECT_EQ(by_flag.exit_status, 0) << by_flag.stderr_text;
 
-  std::vector<std::string> by_env_args = {"ip", "netns", "exec", ns("cli"), "env",
-                                          "FABRIC_PROBE_TOKEN_FILE=" + token, FABRIC_PROBE_BINARY,
-                                          "tcp", at, "--mode", "lat", "-n", "10"};
+  std::vector<std::string> by_env_args = {"ip",
+                                          "netns",
+                                          "exec",
+                                          ns("cli"),
+                                          "env",
+                                          "FABRIC_PROBE_TOKEN_FILE=" + token,
+                                          FABRIC_PROBE_BINARY,
+                                          "tcp",
+                                          at,
+                                          "--mode",
+                                          "lat",
+                                          "-n",
+                                          "10"};
   auto by_env = run_subprocess(by_env_args, {});
   ASSERT_TRUE(by_env.ok());
   EXPECT_EQ(by_env->exit_status, 0) << by_env->stderr_text;
@@ -231,7 +241,8 @@ TEST_F(TcpProbeNetns, AgentSurvivesAClientKilledMidTest) {
 }
 
 TEST_F(TcpProbeNetns, AnotherProtocolVersionIsRefusedNamingBoth) {
-  // A client of protocol 1 (before the challenge-response), crafted by hand: the agent must refuse it and say why.
+  // A client of protocol 1 (before the challenge-response), crafted by hand: the agent must refuse
+  // it and say why.
   auto answer = netns::run_in("/var/run/netns/" + ns("cli"), [&]() -> Result<std::string> {
     FABRIC_ASSIGN_OR_RETURN(UniqueFd fd, probes::connect_tcp("10.77.0.1", agent_->port(), 5s));
     FABRIC_ASSIGN_OR_RETURN(std::string hello, probes::make_hello("tcp_bw", "{}", "", 1));

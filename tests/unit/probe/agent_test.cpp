@@ -68,7 +68,8 @@ protected:
       SessionDemand demand;
       demand.message_bytes = params["message_bytes"].GetUint64();
       demand.memory_bytes = params["memory_bytes"].GetUint64();
-      if (params.HasMember("seconds")) demand.duration = std::chrono::seconds(params["seconds"].GetInt());
+      if (params.HasMember("seconds"))
+        demand.duration = std::chrono::seconds(params["seconds"].GetInt());
       return Result<SessionDemand>(demand);
     });
     agent_->register_test("fails", [](Channel&, const rapidjson::Value&) -> Result<void> {
