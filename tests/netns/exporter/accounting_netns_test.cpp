@@ -19,6 +19,7 @@
 #include "common/netns.h"
 #include "common/subprocess.h"
 #include "exporters/accounting_rules.h"
+#include "exporters/iptables.h"
 #include "exporters/nfacct.h"
 #include "exporters/textfile_parser.h"
 #include "tests/netns/probe/probe_processes.h"
@@ -244,6 +245,15 @@ TEST_P(AccountingNetns, CountsPodTrafficByClassAndKeepsRulesReconciled) {
   EXPECT_LT(traffic(after, "worker-a", "external", "tx"), sent) << "pod-to-pod is not external";
   EXPECT_EQ(traffic(after, "worker-b", "external", "tx"), 0);
 
+  // The whole scrape, accounting families included, is clean for promtool.
+  auto body = netns::run_in(node_, [] { return testing::http_get(kPort, "/metrics", "", 10); });
+  ASSERT_TRUE(body.ok()) << body.error().message();
+  auto lint = run_subprocess(
+      {"promtool", "check", "metrics"},
+      {.stdin_text = body->body, .environment = {}, .timeout = std::chrono::seconds(30)});
+  ASSERT_TRUE(lint.ok()) << lint.error().message();
+  EXPECT_EQ(lint->exit_status, 0) << lint->stdout_text << lint->stderr_text;
+
   // A rule deleted by hand comes back with the next reconcile.
   const std::string rule =
       "-A FABRIC-ACCT-TX -s 10.77.1.2/32 -j " + pod_chain("train", "worker-a", 'T');
@@ -348,6 +358,23 @@ TEST_P(AccountingNetns, MarkBitsInUseOnTheHostStopAccountingAndSayWhich) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, AccountingNetns, ::testing::Values("legacy", "nft"),
                          [](const auto& test) { return std::string(test.param); });
+
+// backend: auto on a node where kubelet has set up its canary chain with one backend only:
+// the exporter must write its rules where kube-proxy's are, whichever backend that is.
+TEST(AccountingBackendNetns, AutoFollowsTheBackendKubeletUses) {
+  if (!fabric::testing::can_manage_network()) GTEST_SKIP() << fabric::testing::skip_reason();
+  for (Backend kubelet : {Backend::kLegacy, Backend::kNft}) {
+    const std::string name(backend_name(kubelet));
+    TestNetwork net;
+    const std::string node = net.add_namespace("auto" + name);
+    auto created = run_checked({"ip", "netns", "exec", net.ns_name("auto" + name),
+                                "iptables-" + name, "-t", "mangle", "-N", "KUBE-KUBELET-CANARY"});
+    ASSERT_TRUE(created.ok()) << created.error().message();
+    auto detected = netns::run_in(node, [] { return detect_backend(); });
+    ASSERT_TRUE(detected.ok()) << detected.error().message();
+    EXPECT_EQ(backend_name(*detected), name);
+  }
+}
 
 } // namespace
 } // namespace fabric::exporters
