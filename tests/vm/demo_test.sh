@@ -23,7 +23,8 @@ report=$out/report
 grep -q "^report: $report/report.html$" "$out/demo.txt" || fail "demo.sh did not print the report's path"
 
 # The steps of the main job, by where they ran and their id.
-for want in host:build host:lab node1:pfc_apply node1:lint node1:cni_add node1:cni_gid \
+for want in host:build host:lab node1:pfc_plan node1:pfc_apply node1:lint node2:pfc_plan \
+  node2:pfc_apply node2:lint node1:cni_add node1:cni_gid \
   node2:cni_add node2:agent_refusal node2:tcp node2:rdma_bw node2:rdma_lat node2:mesh node1:cni_del \
   node2:cni_gid_gone node1:exporter node2:exporter node1:nccltest node2:nccltest_rank \
   node1:prometheus node1:prom_rdma node1:prom_nccltest; do
@@ -43,6 +44,9 @@ while read -r link; do
 done < <(grep -o 'href="[^"#:]*"' "$report/report.html" | sed 's/href="//; s/"$//' | sort -u)
 jq -e '.tests[0].matrix | length == 2' "$report/json/mesh.json" >/dev/null ||
   fail "the mesh did not measure both nodes"
+for figure in mesh-heatmap.svg nccltest-busbw.svg; do
+  grep -q "<svg" "$report/$figure" 2>/dev/null || fail "no $figure in the report folder"
+done
 
 "$repo/tests/demo/report_render_test.sh" "$repo" "$report"
 echo "PASS: the demo ran every step and its report renders"
