@@ -1,6 +1,7 @@
 #include "nccltest/pairs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -61,6 +62,11 @@ std::string number(double v) {
   return text;
 }
 
+// Zero (a pair that moved nothing measurable) stays finite and far below any real pair.
+double log_busbw(double busbw) {
+  return std::log(std::max(busbw, 1e-12));
+}
+
 std::string percent_below(double value, double median) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f%%", median > 0 ? 100.0 * (median - value) / median : 0.0);
@@ -80,21 +86,30 @@ Result<PairsReport> assemble_pairs(const PairsPlan& plan, std::vector<PairMeasur
   mesh.unit = "GB/s";
   mesh.better = probes::Better::kHigher;
   mesh.matrix.assign(n, std::vector<std::optional<double>>(n));
-  std::vector<double> all;
+  std::vector<double> all, all_log;
   for (const PairMeasurement& p : report.pairs) {
     mesh.matrix[p.a][p.b] = p.busbw;
     mesh.matrix[p.b][p.a] = p.busbw;
     all.push_back(p.busbw);
+    all_log.push_back(log_busbw(p.busbw));
   }
   // Every pair is judged against every other pair, not only against its row: with few
   // nodes a row holds two or three values, too few for a robust spread of their own.
+  // The judgement is on the logarithm of busbw: bandwidth noise is a factor, not an
+  // offset, and on a linear scale pairs that spread over a third of their median (ranks
+  // sharing a node's cores) hide even a pair that moved next to nothing, since no value
+  // can fall further below the median than the median itself.
   const probes::OutlierOptions rule;
   const probes::RobustStats everyone = probes::robust_stats(all);
-  const double limit = std::max(rule.threshold * everyone.mad, rule.min_relative * everyone.median);
-  auto slow = [&](double v) { return everyone.count > 0 && everyone.median - v > limit; };
-  const std::string against = "the median of all pairs " + number(everyone.median) +
-                              " (limit: " + number(rule.threshold) + " MADs or " +
-                              number(100 * rule.min_relative) + "% of it, whichever is larger)";
+  const probes::RobustStats everyone_log = probes::robust_stats(all_log);
+  const double limit =
+      std::max(rule.threshold * everyone_log.mad, -std::log(1.0 - rule.min_relative));
+  auto slow = [&](double v) {
+    return everyone_log.count > 0 && everyone_log.median - log_busbw(v) > limit;
+  };
+  const std::string against =
+      "the median of all pairs " + number(everyone.median) + " (limit: " + number(rule.threshold) +
+      " MADs of the pairs' log busbw, and at least " + number(100 * rule.min_relative) + "% below)";
 
   // A node is slow when its typical pair is: most of its pairs are slow, whoever the partner.
   std::vector<bool> node_slow(n, false);

@@ -104,6 +104,24 @@ TEST(PairsReport, ASlowNodeIsNamedAndRankedFirst) {
   EXPECT_EQ(r.verdict.rfind("slow node n3: ", 0), 0u) << r.verdict;
 }
 
+// Ranks sharing a node's cores spread widely (seen: 0.23 to 0.43 GB/s); a pair that
+// moved almost nothing must still be named, however wide the others' spread.
+TEST(PairsReport, ASlowPairStandsOutOfWidelySpreadPairs) {
+  PairsPlan plan = plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
+  std::vector<double> bw;
+  const double others[] = {0.34, 0.43, 0.31, 0.25, 0.23};
+  std::size_t k = 0;
+  for (const auto& round : plan.rounds) {
+    for (const auto& [a, b] : round)
+      bw.push_back(a == 1 && b == 2 ? 0.00195 : others[k++]);
+  }
+  PairsReport r = assemble(plan, bw);
+  ASSERT_EQ(r.mesh.outliers.cells.size(), 1u) << r.verdict;
+  EXPECT_EQ(r.mesh.outliers.cells[0].source, 1u);
+  EXPECT_EQ(r.mesh.outliers.cells[0].destination, 2u);
+  EXPECT_EQ(r.verdict.rfind("slow pair n1 - n2: ", 0), 0u) << r.verdict;
+}
+
 TEST(PairsReport, UniformPairsHaveNoVerdictAgainstAnyone) {
   PairsPlan plan = plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
   PairsReport r = assemble(plan, {10.0, 10.2, 9.9, 10.1, 10.0, 9.8});
