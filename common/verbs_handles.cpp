@@ -73,6 +73,31 @@ Result<ProtectionDomain> alloc_pd(ibv_context* context) {
   return pd;
 }
 
+Result<CompletionChannel> create_comp_channel(ibv_context* context) {
+  errno = 0;
+  CompletionChannel channel(ibv_create_comp_channel(context));
+  if (!channel) return Error::from_errno(errno_or(ENOMEM), "ibv_create_comp_channel");
+  return channel;
+}
+
+Result<void> req_notify_cq(ibv_cq* cq) {
+  // Returns an errno value, not -1.
+  if (int rc = ibv_req_notify_cq(cq, 0); rc != 0) return Error::from_errno(rc, "ibv_req_notify_cq");
+  return Ok();
+}
+
+Result<ibv_cq*> take_cq_event(ibv_comp_channel* channel) {
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  errno = 0;
+  if (ibv_get_cq_event(channel, &cq, &context) != 0) {
+    return Error::from_errno(errno_or(EIO), "ibv_get_cq_event");
+  }
+  // Every event must be acknowledged before its CQ can be destroyed.
+  ibv_ack_cq_events(cq, 1);
+  return cq;
+}
+
 Result<CompletionQueue> create_cq(ibv_context* context, int entries, ibv_comp_channel* channel) {
   errno = 0;
   CompletionQueue cq(ibv_create_cq(context, entries, nullptr, channel, 0));

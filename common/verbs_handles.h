@@ -71,8 +71,14 @@ private:
 
 Result<Context> open_device(ibv_device* device);
 Result<ProtectionDomain> alloc_pd(ibv_context* context);
+Result<CompletionChannel> create_comp_channel(ibv_context* context);
 Result<CompletionQueue> create_cq(ibv_context* context, int entries,
                                   ibv_comp_channel* channel = nullptr);
+// Asks for an event on `channel` at the CQ's next completion.
+Result<void> req_notify_cq(ibv_cq* cq);
+// Takes one waiting event off `channel` (call when its fd is readable) and acknowledges
+// it; the CQ it came from, whose notification must be asked for again.
+Result<ibv_cq*> take_cq_event(ibv_comp_channel* channel);
 Result<MemoryRegion> reg_mr(ibv_pd* pd, void* addr, std::size_t length, int access);
 Result<QueuePair> create_qp(ibv_pd* pd, ibv_qp_init_attr* attr);
 

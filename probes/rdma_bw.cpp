@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "probes/rdma_clock.h"
+#include "probes/rdma_completion_wait.h"
 #include "probes/rdma_phase_errors.h"
 
 namespace fabric::probes {
@@ -15,6 +16,8 @@ constexpr int kPollBatch = 32;
 constexpr uint32_t kPostBatch = 32;
 // Idle polls between two looks at the clock (for the stall timeout and the duration).
 constexpr uint32_t kIdleClockEvery = 256;
+// The longest sleep on the completion channel: how late a cut is noticed.
+constexpr int64_t kMaxSleepNs = 100'000'000;
 constexpr uint64_t kUnbounded = UINT64_MAX;
 
 // wr_id: the QP index in the low byte, the work request's sequence number above it.
@@ -103,6 +106,7 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
   uint64_t window_count = 0;
   const int64_t stop_at = timed ? start + p.duration.count() : INT64_MAX;
   const int64_t stall_ns = std::chrono::nanoseconds(p.stall_timeout).count();
+  CompletionWaiter waiter(r.completion_channel());
 
   while (senders_left > 0 || receivers_left > 0) {
     bool progress = false;
@@ -190,7 +194,24 @@ Result<SideStats> run_bw_phase(RdmaResources& r, const RdmaEndpoint& remote, con
       }
     }
 
-    if (!progress && ++idle >= kIdleClockEvery) {
+    if (progress) {
+      waiter.progressed();
+      continue;
+    }
+    // Nothing completed: spin a while, then sleep until the next completion, the end of
+    // the run or the stall timeout.
+    FABRIC_ASSIGN_OR_RETURN(
+        bool slept,
+        waiter.idle(
+            {senders_left > 0 ? r.send_cq() : nullptr, receivers_left > 0 ? r.recv_cq() : nullptr},
+            [&] {
+              const int64_t t = now_ns();
+              const int64_t wake_by =
+                  std::min({stop_at, last_progress + stall_ns, t + kMaxSleepNs});
+              // Rounded up: a 0 ms poll would spin until the deadline.
+              return std::chrono::milliseconds((wake_by - t + 999'999) / 1'000'000);
+            }));
+    if (slept || ++idle >= kIdleClockEvery) {
       idle = 0;
       if (was_cut(p)) return cut_error("bandwidth run");
       int64_t t = now_ns();

@@ -1,11 +1,14 @@
 #include "probes/rdma_resources.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include <spdlog/spdlog.h>
 
 #include "common/rdma_device.h"
 
@@ -95,10 +98,23 @@ Result<void> RdmaResources::allocate(uint32_t port, const ResourceSpec& spec) {
           .with_hint("use fewer queue pairs (--qps)");
     }
   }
+  // The data loops sleep on it when nothing completes for a while (rdma_completion_wait.h);
+  // without one they only spin.
+  if (auto channel = verbs::create_comp_channel(context_); channel.ok()) {
+    const int flags = ::fcntl((*channel)->fd, F_GETFL);
+    if (flags >= 0 && ::fcntl((*channel)->fd, F_SETFL, flags | O_NONBLOCK) == 0) {
+      channel_ = std::move(*channel);
+    }
+  } else {
+    spdlog::debug("{}: no completion channel ({}): the loops will spin", device_name_,
+                  channel.error().message());
+  }
   FABRIC_ASSIGN_OR_RETURN(
-      send_cq_, verbs::create_cq(context_, cq_entries(uint64_t{spec.qps} * spec.send_depth + 1)));
+      send_cq_, verbs::create_cq(context_, cq_entries(uint64_t{spec.qps} * spec.send_depth + 1),
+                                 channel_.get()));
   FABRIC_ASSIGN_OR_RETURN(
-      recv_cq_, verbs::create_cq(context_, cq_entries(uint64_t{spec_.qps} * spec_.recv_depth + 1)));
+      recv_cq_, verbs::create_cq(context_, cq_entries(uint64_t{spec_.qps} * spec_.recv_depth + 1),
+                                 channel_.get()));
 
   region_bytes_ = std::max<uint64_t>(kPage, (spec.max_message + kPage - 1) / kPage * kPage);
   const uint64_t total = region_bytes_ * 2 * spec.qps;

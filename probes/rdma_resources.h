@@ -58,6 +58,8 @@ public:
 
   ibv_context* context() const { return context_; }
   ibv_pd* pd() const { return pd_.get(); }
+  // The channel both CQs report to (non-blocking); nullptr when the device gave none.
+  ibv_comp_channel* completion_channel() const { return channel_.get(); }
   ibv_cq* send_cq() const { return send_cq_.get(); }
   ibv_cq* recv_cq() const { return recv_cq_.get(); }
   std::size_t qp_count() const { return qps_.size(); }
@@ -95,6 +97,7 @@ private:
   verbs::Context owned_context_;
   ibv_context* context_ = nullptr;
   verbs::ProtectionDomain pd_;
+  verbs::CompletionChannel channel_;
   verbs::CompletionQueue send_cq_;
   verbs::CompletionQueue recv_cq_;
   std::unique_ptr<uint8_t, void (*)(uint8_t*)> host_{nullptr, nullptr};
