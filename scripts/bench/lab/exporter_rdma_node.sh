@@ -8,7 +8,8 @@ trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$WORK"' EXIT
 poll() { for _ in $(seq 300); do "$@" && return 0; sleep 0.05; done; return 1; }
 
 cat >"$WORK/config.yaml" <<YAML
-collectors: {pfc: {enabled: false}, dcb: {enabled: false}}
+# The RDMA collector alone, as node_exporter runs its infiniband collector alone.
+collectors: {pfc: {enabled: false}, dcb: {enabled: false}, accounting: {enabled: false}, textfile: {enabled: false}}
 YAML
 "$EXPORTER" --config "$WORK/config.yaml" --listen 127.0.0.1:10900 2>"$WORK/exporter.log" &
 pids+=($!)
