@@ -11,17 +11,13 @@ set -euo pipefail
 
 ROUNDS=${1:-9}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib/nccltest_compare.sh
+. "$ROOT/scripts/bench/lib/nccltest_compare.sh"
 BUILD=${FABRIC_BUILD:-$ROOT/build/release}
 NCCLTEST=$BUILD/nccltest/fabric-nccltest
 PLUGIN=$BUILD/exporters/nccl_profiler/libnccl-profiler-fabric.so
 MPIRUN=$(realpath "$(command -v mpirun)")
-for tool in "$NCCLTEST" "$PLUGIN" "$MPIRUN"; do
-  [[ -e $tool ]] || { echo "nccl_profiler_gpu.sh: $tool is missing (a release tree built with NCCL)" >&2; exit 2; }
-done
-if ! probe=$("$NCCLTEST" --backend nccl -b 8 -e 8 -n 1 -w 0 -c 0 2>&1 >/dev/null); then
-  echo "nccl_profiler_gpu.sh: the nccl backend cannot run here: ${probe##*: }" >&2
-  exit 77
-fi
+require_nccl_backend nccl_profiler_gpu.sh "$NCCLTEST" "$PLUGIN" "$MPIRUN"
 GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
 RANKS=${2:-${GPUS:-1}}
 ITERS=${3:-200}
@@ -51,7 +47,6 @@ for ((round = 0; round < ROUNDS; round++)); do
 done
 ls "$WORK"/nccl-*.prof >/dev/null 2>&1 || { echo "nccl_profiler_gpu.sh: the plugin wrote no file: was it loaded?" >&2; exit 1; }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf 'all-reduce with and without the fabric NCCL profiler plugin: %d ranks, %d iterations,\n' "$RANKS" "$ITERS"
 printf 'median of %d alternating rounds; load average %s\n' "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%12s  %14s  %14s  %7s\n' "size (B)" "without (us)" "with (us)" "ratio"

@@ -17,13 +17,7 @@ BUILD=${FABRIC_BUILD:-$ROOT/build/release}
 NCCLTEST=$BUILD/nccltest/fabric-nccltest
 BARE=$BUILD/tests/fabric_bench_bare_nccl_allreduce
 MPIRUN=$(realpath "$(command -v mpirun)")
-for tool in "$NCCLTEST" "$BARE" "$MPIRUN"; do
-  [[ -x $tool ]] || { echo "nccltest_nccl_vs_bare.sh: $tool is missing (a release tree built with NCCL)" >&2; exit 2; }
-done
-if ! probe=$("$NCCLTEST" --backend nccl -b 8 -e 8 -n 1 -w 0 -c 0 2>&1 >/dev/null); then
-  echo "nccltest_nccl_vs_bare.sh: the nccl backend cannot run here: ${probe##*: }" >&2
-  exit 77
-fi
+require_nccl_backend nccltest_nccl_vs_bare.sh "$NCCLTEST" "$BARE" "$MPIRUN"
 GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
 RANKS=${2:-${GPUS:-1}}
 MAX_BYTES=${3:-67108864}

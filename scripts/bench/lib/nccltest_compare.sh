@@ -1,7 +1,21 @@
-# Shared by nccltest_mpi_vs_bare.sh and nccltest_nccl_vs_bare.sh (sourced, not run).
-# Both write "round size time_us" lines to $WORK/bare and $WORK/nccltest, one per size
-# and round; summarize_allreduce prints the per-size medians, busbw from them with
-# all_reduce's factor, their ratio, and the geometric mean of the ratios.
+# Shared by the fabric-nccltest benchmarks (sourced, not run): the nccl backend's check, and the
+# mpi and nccl comparisons with a bare loop, which write "round size time_us" lines to $WORK/bare
+# and $WORK/nccltest, one per size and round; summarize_allreduce prints the per-size medians,
+# busbw from them with all_reduce's factor, their ratio, and the geometric mean of the ratios.
+
+# require_nccl_backend NAME NCCLTEST TOOL...: exits 2 when a tool is missing from the tree,
+# and 77, with fabric-nccltest's reason, where its nccl backend cannot run (no GPU).
+require_nccl_backend() {
+  local name=$1 nccltest=$2 tool probe
+  shift 2
+  for tool in "$nccltest" "$@"; do
+    [[ -e $tool ]] || { echo "$name: $tool is missing (a release tree built with NCCL)" >&2; exit 2; }
+  done
+  if ! probe=$("$nccltest" --backend nccl -b 8 -e 8 -n 1 -w 0 -c 0 2>&1 >/dev/null); then
+    echo "$name: the nccl backend cannot run here: ${probe##*: }" >&2
+    exit 77
+  fi
+}
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
