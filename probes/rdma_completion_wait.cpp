@@ -31,7 +31,6 @@ Result<void> CompletionWaiter::sleep(std::chrono::milliseconds limit) {
     }
   }
   armed_ = false;
-  ++sleeps_;
   return Ok();
 }
 

@@ -50,7 +50,6 @@ public:
     spins_ = 0;
     armed_ = false;
   }
-  uint64_t sleeps() const { return sleeps_; }
 
 private:
   Result<void> arm(std::initializer_list<ibv_cq*> cqs);
@@ -59,7 +58,6 @@ private:
   ibv_comp_channel* channel_;
   uint32_t spins_ = 0;
   bool armed_ = false;
-  uint64_t sleeps_ = 0;
 };
 
 } // namespace fabric::probes
