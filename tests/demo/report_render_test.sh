@@ -50,7 +50,9 @@ check_page() { # REPORT_DIR EXPECTED_STEPS
 }
 
 if [[ -n $given ]]; then
-  check_page "$given" "$(ls "$given"/*-[0-9][0-9]-*.json | wc -l)"
+  # Every step's record is on the page but that of the step writing the page, which is
+  # recorded once the page exists.
+  check_page "$given" "$(ls "$given"/*-[0-9][0-9]-*.json | grep -vc -- '-report\.json$')"
   echo "PASS: $given/report.html renders its figures and verdicts"
   exit 0
 fi
