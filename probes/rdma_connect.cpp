@@ -57,7 +57,7 @@ Result<std::string> resolve_ipv4(const std::string& host, std::chrono::milliseco
   if (!found.ok()) {
     if (found.error().code() == ErrorCode::kTimeout) return found.error();
     return Error(ErrorCode::kNotFound, "resolving " + host,
-                 "no IPv4 address: " + found.error().message())
+                 "no IPv4 address: " + found.error().detail())
         .with_hint("RoCE v2 GIDs are chosen by IPv4 address: give the peer's IPv4 address");
   }
   char text[INET_ADDRSTRLEN] = {};
