@@ -14,15 +14,9 @@ target_include_directories(fabric_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE
 target_compile_definitions(fabric_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
 add_library(fabric::rapidjson ALIAS fabric_rapidjson)
 
-# spdlog and fmt are compiled into each binary (header-only), so no fabrickit binary needs
-# their shared libraries on the host: fabric-cni is copied onto nodes by a DaemonSet and
-# runs with whatever the node has.
-add_library(fabric_logging INTERFACE)
-target_compile_definitions(fabric_logging INTERFACE SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY=1)
-target_include_directories(fabric_logging SYSTEM INTERFACE
-  $<TARGET_PROPERTY:spdlog::spdlog_header_only,INTERFACE_INCLUDE_DIRECTORIES>)
-target_link_libraries(fabric_logging INTERFACE Threads::Threads)
-add_library(fabric::logging ALIAS fabric_logging)
+# spdlog and fmt go into each binary statically (fabric::logging, common/CMakeLists.txt),
+# so no fabrickit binary needs their shared libraries on the host: fabric-cni is copied onto
+# nodes by a DaemonSet and runs with whatever the node has.
 
 # libnl: shared by default; the static archives for an executable whose FABRIC_STATIC
 # property is set (fabric-cni). Those archives must not meet the shared libnl that
