@@ -6,6 +6,7 @@
 #   vm            in the soft-RoCE lab (scripts/lab.sh), release build
 #   mpi           mpirun on loopback, release build
 #   gpu           runs where a CUDA device is present, skips elsewhere; release build
+#   image         only when asked for (FABRIC_TEST_TIERS=image): the container image, release
 #   fuzz          the libFuzzer targets, 60 s each (FABRIC_FUZZ_SECONDS), clang build
 #
 # Each tree builds only the programs of the tiers it runs (the fabric_tier_* targets of
@@ -112,7 +113,7 @@ main() {
   # shellcheck disable=SC2086 # tier names are words
   [[ -z $tiers ]] || run_tiers asan $tiers || status=$?
   run_fuzz || status=$?
-  tiers=$(selected_of vm mpi gpu)
+  tiers=$(selected_of vm mpi gpu image)
   # shellcheck disable=SC2086
   [[ -z $tiers ]] || run_tiers release $tiers || status=$?
   [[ -s $RESULTS ]] || return $status
