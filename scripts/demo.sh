@@ -65,7 +65,7 @@ run_lab() {
   return "${PIPESTATUS[0]}"
 }
 
-step setup "installing what the demo needs (scripts/setup.sh)" -- "$REPO/scripts/setup.sh"
+step setup "installing what the demo needs (scripts/setup.sh --demo)" -- "$REPO/scripts/setup.sh" --demo
 step build "building ${TARGETS[*]}" -- build_demo
 if [[ -e $shared/build ]]; then
   step lab "the $nodes-node soft-RoCE lab booted and every node ran its steps" --live -- run_lab

@@ -4,6 +4,8 @@
 # Idempotent and quiet: when everything is present it prints nothing and exits 0. It asks
 # apt only for what is missing (one `apt-get update` first, as a fresh machine needs).
 #   scripts/setup.sh           install what is missing
+#   scripts/setup.sh --demo    only what scripts/demo.sh needs (no fuzzing compiler, browser
+#                              or container tools: a fresh machine's demo starts sooner)
 #   scripts/setup.sh --check   list what is missing; exit 1 if anything is
 set -euo pipefail
 
@@ -41,10 +43,15 @@ IMAGE_PACKAGES=(podman runc mmdebstrap)
 
 ALL_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${LAB_PACKAGES[@]}"
   "${IMAGE_PACKAGES[@]}")
+# The demo on the host: the CNI reference plugins (host-local), the exporter's accounting
+# tools, Prometheus and promtool, curl and jq; the lab itself.
+DEMO_PACKAGES=("${BUILD_PACKAGES[@]}" iproute2 kmod jq containernetworking-plugins
+  iptables nfacct prometheus curl "${LAB_PACKAGES[@]}")
+WANTED=("${ALL_PACKAGES[@]}")
 
 missing_packages() {
   local pkg status
-  for pkg in "${ALL_PACKAGES[@]}"; do
+  for pkg in "${WANTED[@]}"; do
     status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
     [[ $status == installed ]] || printf '%s\n' "$pkg"
   done
@@ -54,8 +61,9 @@ main() {
   local check_only=0
   case "${1:-}" in
     "") ;;
+    --demo) WANTED=("${DEMO_PACKAGES[@]}") ;;
     --check) check_only=1 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; return 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; return 0 ;;
     *) echo "setup.sh: unknown argument '$1' (try --help)" >&2; return 1 ;;
   esac
 
