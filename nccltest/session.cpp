@@ -176,6 +176,15 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
                      (o.backend ? "" : ", and " + local.gpu_reason + " for the nccl backend"))
         .with_hint("start the ranks with mpirun, or run the nccl backend on GPU nodes");
   }
+  // A backend named on the command line is the same on every rank: a type or operation it
+  // lacks is a usage error before MPI starts (a singleton MPI_Init spawns orted and reads
+  // the machine's PCI topology, seconds for nothing).
+  if (o.backend) {
+    if (auto checked = validate_for_backend(s.options, *o.backend); !checked.ok()) {
+      shared_error = true;
+      return checked.error();
+    }
+  }
   const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(o.timeout_s));
   if (o.timeout_s > 0 && s.launch.rank == 0) {
