@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build.sh - configure and build one fabrickit tree.
-#   scripts/build.sh [release|asan] [TARGET...]    (default: release, every target)
+#   scripts/build.sh [release|asan|fuzz] [TARGET...]    (default: release, every target)
 # Trees live in build/<flavour> (override the parent with FABRIC_BUILD_ROOT). Prints the
 # tree's path on stdout; the build's own output goes to stderr.
 set -euo pipefail
@@ -22,7 +22,12 @@ case "$flavour" in
   # Sanitized trees build with -O1 so that ASan's reports keep useful stacks.
   asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DFABRIC_SANITIZE=ON
                "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1") ;;
-  *) echo "build.sh: unknown flavour '$flavour' (release or asan)" >&2; exit 1 ;;
+  # The libFuzzer targets need clang (tests/fuzz/CMakeLists.txt); optimised like release.
+  fuzz) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRIC_FUZZ=ON
+               "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+               "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+        export CC=clang CXX=clang++ ;;
+  *) echo "build.sh: unknown flavour '$flavour' (release, asan or fuzz)" >&2; exit 1 ;;
 esac
 
 generator=()

@@ -81,13 +81,10 @@ source "$REPO/scripts/lib/tiers.sh"
 # seed corpus, in a clang tree of their own: a crash or a leak fails the run.
 run_fuzz() {
   [[ " $SELECTED " == *" fuzz "* ]] || return 0
-  local seconds=${FABRIC_FUZZ_SECONDS:-60} dir=${FABRIC_BUILD_ROOT:-$REPO/build}/fuzz
+  local seconds=${FABRIC_FUZZ_SECONDS:-60} dir
   log "building the fuzz targets (clang, ASan+UBSan)"
-  if [[ ! -f $dir/CMakeCache.txt ]]; then
-    CC=clang CXX=clang++ cmake -S "$REPO" -B "$dir" -G Ninja -DFABRIC_FUZZ=ON \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-  fi
-  cmake --build "$dir" --parallel "$(nproc)" --target cni_config_fuzz agent_frames_fuzz >&2
+  dir=$("$REPO/scripts/build.sh" fuzz cni_config_fuzz agent_frames_fuzz) ||
+    { log "the fuzz build failed"; return 1; }
   local target seeds corpus
   for target in cni_config_fuzz:tests/data/cni/corpus agent_frames_fuzz:tests/data/probe/agent_corpus; do
     seeds=$REPO/${target#*:} target=${target%%:*}
