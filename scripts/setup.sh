@@ -38,8 +38,10 @@ LAB_PACKAGES=(
 )
 
 # The container image (scripts/image.sh): podman with runc, and mmdebstrap to make its
-# Debian base where no registry can be reached.
-IMAGE_PACKAGES=(podman runc mmdebstrap)
+# Debian base where no registry can be reached; for its DaemonSet under `podman kube play`
+# (tests/deploy/kube_play_test.sh), catatonit (a pod's infra container, only recommended
+# by podman) and python3-yaml (the DaemonSet's pod template made a Pod).
+IMAGE_PACKAGES=(podman runc mmdebstrap catatonit python3-yaml)
 
 ALL_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${LAB_PACKAGES[@]}"
   "${IMAGE_PACKAGES[@]}")

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# The node DaemonSet's pod as a node would run it: deploy/kubernetes/daemonset.yaml's pod
+# template, on the image scripts/image.sh builds, played with `podman kube play` on a
+# stand-in node. Checks that install-cni puts fabric-cni into the node's CNI directory by
+# copy-then-rename, that apply-pfc lets the pod start on a NIC without DCB, that the
+# exporter answers /metrics with its collectors working under the pod's capabilities, and
+# that the probe agent runs a test for a client holding the Secret's token and refuses one
+# without it (or from outside its --allow list).
+#   kube_play_test.sh REPO
+# FABRIC_IMAGE=TAG plays an image already built (image_test.sh's, say); otherwise
+# scripts/image.sh builds one (about 25 minutes on 2 cores). Label `image`: scripts/test.sh
+# runs it only when asked, FABRIC_TEST_TIERS=image. Root, for rootful podman and a network
+# namespace. Every wait polls a condition and is bounded.
+#
+# The stand-in node: the pod's hostPath directories are under a temporary directory
+# (the host's /sys and /proc stay, mounted as the manifest says), and its host network is
+# a network namespace of the test's own, so the exporter's iptables chains and the pod's
+# ports never touch this machine's. Its loopback carries 10.254.0.1, inside the agent's
+# --allow 10.0.0.0/8, as the node's address. The profile's netdev is `lo`, which has no
+# DCB support: fabric-pfc exits 4 there, as on a node whose NIC lacks DCB.
+#
+# podman 4.3 (Debian 12) needs the pod rewritten: it plays Pods, not DaemonSets; with the
+# DaemonSet's restartPolicy Always it restarts an exited init container forever and never
+# starts the others, so the pod has Never (a crash fails the test instead of looping); the
+# init containers are kept after they run (annotation init.container.type=always) so their
+# logs can be read; it refuses containerPorts on the host network (they only name ports
+# there), so they go. It does not create a Secret from a `kind: Secret` document: the
+# token is a podman secret holding one. It ignores a Secret's stringData and writes its
+# data into the volume still base64-encoded, so the client is given the file the agent
+# reads (either encoding is accepted). ConfigMap and Secret volumes outlive the pod and a
+# later play reuses them as they are: they get names of their own and are removed. It
+# turns httpGet and tcpSocket probes into curl and nc healthchecks, which the image does
+# not have, on port 0 for a named port: the test asks the probes' endpoints itself.
+set -euo pipefail
+repo=$(cd "${1:?usage: kube_play_test.sh REPO}" && pwd)
+skip() { echo "SKIP: $*"; exit 77; }
+command -v podman >/dev/null || skip "podman is needed (scripts/setup.sh installs it)"
+[[ -n ${FABRIC_IMAGE:-} ]] || command -v mmdebstrap >/dev/null ||
+  skip "mmdebstrap is needed to build the image (scripts/setup.sh installs it)"
+command -v catatonit >/dev/null || [[ -x /usr/libexec/podman/catatonit ]] ||
+  skip "catatonit is needed for a pod's infra container (scripts/setup.sh installs it)"
+python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is needed (scripts/setup.sh installs it)"
+for tool in ip nsenter curl cmp; do
+  command -v "$tool" >/dev/null || skip "$tool is needed"
+done
+((EUID == 0)) || skip "needs root: rootful podman, hostPath volumes, a network namespace"
+
+readonly NODE_IP=10.254.0.1 METRICS_PORT=10900 AGENT_PORT=18515
+work=$(mktemp -d)
+netns=fabrickit-kube-play-$$
+pod=fabrickit-node-test-$$
+config=fabrickit-config-test-$$
+secret=fabrickit-probe-token-test-$$
+built=
+conf=$work/containers.conf
+printf '[containers]\ndefault_ulimits = []\n' >"$conf"
+pm() { CONTAINERS_CONF=$conf podman --runtime runc --cgroup-manager cgroupfs "$@"; }
+on_node() { nsenter --net="/run/netns/$netns" "$@"; } # in the stand-in node's network
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+pass() { echo "ok: $*"; }
+cleanup() {
+  local rc=$?
+  set +e
+  if ((rc != 0)) && pm pod exists "$pod" 2>/dev/null; then
+    pm ps -a --pod --filter "pod=$pod" >&2
+    for c in install-cni apply-pfc exporter probe-agent; do
+      echo "--- logs of $c" >&2
+      pm logs "$pod-$c" 2>&1 | tail -20 >&2
+    done
+  fi
+  pm pod rm -f -t 5 "$pod" >/dev/null 2>&1
+  pm secret rm "$secret" >/dev/null 2>&1
+  # podman keeps a ConfigMap's or Secret's volume, and a later play would reuse its files.
+  pm volume rm -f "$config" "$secret" >/dev/null 2>&1
+  ip netns del "$netns" 2>/dev/null
+  [[ -n $built ]] && pm rmi -f "$built" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# wait_for WHAT SECONDS COMMAND...: poll until COMMAND succeeds, fail at the deadline.
+wait_for() {
+  local what=$1 limit=$2 deadline=$((SECONDS + $2))
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "$what: not within $limit s"
+    for c in exporter probe-agent; do
+      [[ $(pm inspect --format '{{.State.Status}}' "$pod-$c" 2>/dev/null) == exited ]] &&
+        fail "$what: container $c exited"
+    done
+    sleep 0.5
+  done
+}
+
+# --- the image ---
+if [[ -n ${FABRIC_IMAGE:-} ]]; then
+  tag=$FABRIC_IMAGE
+  pm image exists "$tag" || fail "FABRIC_IMAGE=$tag: no such image"
+else
+  tag=localhost/fabrickit:kube-play-$$
+  "$repo/scripts/image.sh" --tag "$tag" >/dev/null
+  built=$tag
+fi
+
+# --- the stand-in node ---
+node=$work/node
+cni_bin=$node/opt/cni/bin
+mkdir -p "$cni_bin" "$node/var/lib/fabric/textfile"
+# A plugin already installed, held open as a running ADD would hold it: the new one must
+# arrive by rename, leaving this one's content to whoever has it open.
+printf '#!/bin/sh\necho an older fabric-cni\n' >"$cni_bin/fabric-cni"
+chmod 0755 "$cni_bin/fabric-cni"
+exec {old_plugin}<"$cni_bin/fabric-cni"
+old_content=$(cat "$cni_bin/fabric-cni")
+printf '# HELP fabrickit_kube_play_marker Left in the textfile directory by kube_play_test.sh.\n# TYPE fabrickit_kube_play_marker gauge\nfabrickit_kube_play_marker 1\n' \
+  >"$node/var/lib/fabric/textfile/kube_play.prom"
+
+ip netns add "$netns"
+ip -n "$netns" link set lo up
+ip -n "$netns" address add "$NODE_IP/32" dev lo
+
+# The token, as `kubectl create secret generic --from-literal=token=...` would hold it.
+token=$(head -c 32 /dev/urandom | base64)
+printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\ntype: Opaque\ndata:\n  token: %s\n' \
+  "$secret" "$(printf %s "$token" | base64 -w0)" >"$work/secret.yaml"
+pm secret create "$secret" "$work/secret.yaml" >/dev/null
+
+# --- the DaemonSet's pod template as a Pod, and its ConfigMap ---
+python3 - "$repo/deploy/kubernetes/daemonset.yaml" "$tag" "$node" "$pod" "$config" "$secret" \
+  "$work/pod.yaml" "$work/configmap.yaml" <<'PY'
+import sys
+import yaml
+
+manifest, image, node, pod_name, config, secret, pod_out, cm_out = sys.argv[1:]
+docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
+config_map = next(d for d in docs if d["kind"] == "ConfigMap")
+daemonset = next(d for d in docs if d["kind"] == "DaemonSet")
+
+# The profile names this node's netdev: lo, which has no DCB support.
+profile = yaml.safe_load(config_map["data"]["pfc-profile.yaml"])
+profile["devices"] = ["lo"]
+config_map["data"]["pfc-profile.yaml"] = yaml.safe_dump(profile, sort_keys=False)
+config_map["metadata"]["name"] = config
+
+template = daemonset["spec"]["template"]
+spec = template["spec"]
+spec["restartPolicy"] = "Never"
+for container in spec["initContainers"] + spec["containers"]:
+    container["image"] = image
+    # On the host network a containerPort only names the port; podman 4.3 refuses it there.
+    container.pop("ports", None)
+# The node's state and the CNI directory move under the stand-in; /sys and /proc stay.
+keep = {"/sys", "/proc"}
+for volume in spec["volumes"]:
+    if "hostPath" in volume and volume["hostPath"]["path"] not in keep:
+        volume["hostPath"]["path"] = node + volume["hostPath"]["path"]
+    if "configMap" in volume:
+        volume["configMap"]["name"] = config
+    if "secret" in volume:
+        volume["secret"]["secretName"] = secret
+        volume["secret"]["optional"] = False  # podman 4.3 dereferences it when unset
+pod = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": pod_name,
+        "labels": template["metadata"]["labels"],
+        "annotations": {"io.podman.annotations.init.container.type": "always"},
+    },
+    "spec": spec,
+}
+yaml.safe_dump(pod, open(pod_out, "w"), sort_keys=False)
+yaml.safe_dump(config_map, open(cm_out, "w"), sort_keys=False)
+PY
+
+# --- play it on the node ---
+if ! on_node env CONTAINERS_CONF="$conf" podman --runtime runc --cgroup-manager cgroupfs \
+  kube play --configmap "$work/configmap.yaml" "$work/pod.yaml" >"$work/play.log" 2>&1; then
+  cat "$work/play.log" >&2
+  fail "podman kube play"
+fi
+
+# install-cni: the image's plugin, a regular executable, renamed into place.
+[[ $(pm inspect --format '{{.State.ExitCode}}' "$pod-install-cni") == 0 ]] ||
+  fail "install-cni exited $(pm inspect --format '{{.State.ExitCode}}' "$pod-install-cni")"
+installed=$cni_bin/fabric-cni
+[[ -f $installed && ! -L $installed && $(stat -c %a "$installed") == 755 ]] ||
+  fail "fabric-cni in the CNI directory is not a regular 0755 file: $(ls -l "$installed")"
+pm run --rm --network none "$tag" cat /usr/local/bin/fabric-cni >"$work/image-fabric-cni"
+cmp -s "$installed" "$work/image-fabric-cni" || fail "the installed fabric-cni is not the image's"
+leftover=$(find "$cni_bin" -mindepth 1 ! -name fabric-cni)
+[[ -z $leftover ]] || fail "install-cni left $leftover behind"
+[[ $(cat "/dev/fd/$old_plugin") == "$old_content" ]] ||
+  fail "the plugin was overwritten in place: a running ADD would see it change"
+exec {old_plugin}<&-
+version=$(pm logs "$pod-install-cni" 2>&1)
+[[ $version == *"fabric-cni "* ]] || fail "install-cni did not run the installed plugin: $version"
+pass "install-cni: fabric-cni renamed into the CNI directory, the image's own (${version%%$'\n'*})"
+
+# apply-pfc: no DCB on lo, and the pod goes on.
+pfc_log=$(pm logs "$pod-apply-pfc" 2>&1)
+[[ $(pm inspect --format '{{.State.ExitCode}}' "$pod-apply-pfc") == 0 ]] ||
+  fail "apply-pfc failed on a netdev without DCB: $pfc_log"
+[[ $pfc_log == *'"device":"lo"'* || $pfc_log == *'"device": "lo"'* ]] ||
+  fail "apply-pfc did not report on lo: $pfc_log"
+pass "apply-pfc: lo has no DCB support, reported, and the pod starts"
+
+# exporter: /metrics on the node's address.
+metrics=http://$NODE_IP:$METRICS_PORT
+wait_for "the exporter's /healthz" 60 on_node curl -sf "$metrics/healthz"
+scrape=$work/scrape.txt
+# The first reconcile of the accounting may still be on its way: wait for its gauge.
+wait_for "fabric_accounting_active 1" 60 \
+  sh -c "nsenter --net=/run/netns/$netns curl -sf $metrics/metrics >$scrape && grep -qx 'fabric_accounting_active 1' $scrape"
+for family in fabric_exporter_build_info fabric_accounting_backend_info \
+  'fabric_textfile_mtime_seconds{file="kube_play.prom"}' fabrickit_kube_play_marker; do
+  grep -qF "$family" "$scrape" || fail "/metrics has no $family"
+done
+if command -v promtool >/dev/null; then
+  promtool check metrics <"$scrape" >"$work/promtool.txt" 2>&1 ||
+    fail "promtool check metrics: $(cat "$work/promtool.txt")"
+fi
+pass "exporter: /metrics on $NODE_IP:$METRICS_PORT, $(grep -c '^fabric_' "$scrape") fabric_ series" \
+  "(accounting active, the textfile directory read$(command -v promtool >/dev/null && echo ', promtool clean'))"
+
+# probe-agent: the Secret's token, as the agent reads it.
+agent_token=$work/token
+wait_for "the agent's port" 60 on_node bash -c "exec 3<>/dev/tcp/$NODE_IP/$AGENT_PORT"
+pm exec "$pod-probe-agent" cat /etc/fabric-token/token >"$agent_token"
+[[ $(cat "$agent_token") == "$token" || $(cat "$agent_token") == "$(printf %s "$token" | base64 -w0)" ]] ||
+  fail "the agent's token file is not the Secret's token"
+head -c 32 /dev/urandom | base64 >"$work/wrong-token"
+# probe CLIENT-ARGS...: fabric-probe tcp from the node's network, in a container of the image.
+probe() {
+  on_node env CONTAINERS_CONF="$conf" podman --runtime runc --cgroup-manager cgroupfs run --rm \
+    --network host --cap-drop all -v "$work:/test:ro" "$tag" \
+    fabric-probe tcp --port "$AGENT_PORT" --duration 1s --iters 200 --timeout 10s "$@" 2>&1
+}
+out=$(probe "$NODE_IP" --token-file /test/token) || fail "fabric-probe tcp with the token: $out"
+[[ $out == *"tcp_bw to $NODE_IP:$AGENT_PORT"* && $out == *"tcp_lat to $NODE_IP:$AGENT_PORT"* ]] ||
+  fail "fabric-probe tcp with the token printed no results: $out"
+pass "probe-agent: fabric-probe tcp with the token: $(grep -m1 'client -> agent' <<<"$out" | tr -s ' ')"
+if out=$(probe "$NODE_IP"); then fail "a client without the token was served: $out"; fi
+[[ $out == *"requires a token"* ]] || fail "a client without the token: $out"
+pass "probe-agent: a client without the token is refused ($(grep -m1 'requires a token' <<<"$out"))"
+if out=$(probe "$NODE_IP" --token-file /test/wrong-token); then
+  fail "a client with another token was served: $out"
+fi
+[[ $out == *"authentication failed"* ]] || fail "a client with another token: $out"
+pass "probe-agent: a client with another token is refused"
+if out=$(probe 127.0.0.1 --token-file /test/token); then
+  fail "a client from 127.0.0.1, outside --allow, was served: $out"
+fi
+[[ $out == *"does not accept clients from 127.0.0.1"* ]] || fail "a client outside --allow: $out"
+pass "probe-agent: a client from outside its --allow list is refused"
+
+echo "PASS: the DaemonSet's pod runs under podman kube play on $tag"
