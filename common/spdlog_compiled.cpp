@@ -40,6 +40,6 @@ template class SPDLOG_API spdlog::sinks::ansicolor_sink<spdlog::details::console
 template class SPDLOG_API spdlog::sinks::ansicolor_stderr_sink<spdlog::details::console_mutex>;
 template SPDLOG_API std::shared_ptr<spdlog::logger>
 spdlog::stderr_color_mt<spdlog::synchronous_factory>(const std::string& logger_name,
-                                                      color_mode mode);
+                                                     color_mode mode);
 
 template class SPDLOG_API spdlog::sinks::basic_file_sink<std::mutex>;
