@@ -51,9 +51,9 @@ struct SetOptions {
   fabric::pfc::SetRequest request;
 };
 
-// Runs plan, apply or verify for every device. Exit status: the worst of the devices':
-// 2 for a kernel error, 3 for drift (verify) or a profile not fully applied (apply), 4 for
-// a device without DCB or a part the host does not expose.
+// Runs plan, apply or verify for every device. Exit status: the worst of the devices', in
+// this order: 2 for a kernel error, 3 for drift (verify) or a profile not fully applied
+// (apply), 4 for a device without DCB or a part the host does not expose.
 int run_profile(fabric::pfc::ProfileCommand command, const ProfileOptions& o) {
   using namespace fabric::pfc;
   auto profile = load_profile(o.profile);

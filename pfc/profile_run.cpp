@@ -47,10 +47,29 @@ DeviceRun run_one(ProfileCommand command, DcbDevice& device, HostKnobs& knobs,
 
 } // namespace
 
+namespace {
+
+// How bad a device's outcome is. Exit statuses are not in that order: a device that could
+// not be read (2) is worse than one whose profile did not hold (3), and both are worse than
+// one that has no DCB at all (4), which the node DaemonSet tolerates. So 4 must never hide
+// a 2 or a 3 on another device of the same run.
+int severity(int exit_status) {
+  switch (exit_status) {
+  case kExitOk: return 0;
+  case kExitUnsupported: return 1;
+  case kExitBelowThreshold: return 2;
+  case kExitSystem: return 3;
+  default: return 4;
+  }
+}
+
+} // namespace
+
 int ProfileRun::exit_status() const {
   int worst = kExitOk;
-  for (const auto& d : devices)
-    worst = std::max(worst, d.exit_status);
+  for (const auto& d : devices) {
+    if (severity(d.exit_status) > severity(worst)) worst = d.exit_status;
+  }
   return worst;
 }
 
