@@ -23,7 +23,9 @@ case "$flavour" in
   asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DFABRIC_SANITIZE=ON
                "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1") ;;
   # The libFuzzer targets need clang (tests/fuzz/CMakeLists.txt); optimised like release.
-  fuzz) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRIC_FUZZ=ON
+  # Warnings are errors in the gcc trees only: clang's own set (RapidJSON's iterators under
+  # -Wambiguous-reversed-operator, say) is not what this tree is for.
+  fuzz) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRIC_FUZZ=ON -DFABRIC_WERROR=OFF
                "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
                "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
         export CC=clang CXX=clang++ ;;
