@@ -14,10 +14,6 @@ target_include_directories(fabric_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE
 target_compile_definitions(fabric_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
 add_library(fabric::rapidjson ALIAS fabric_rapidjson)
 
-# spdlog and fmt go into each binary statically (fabric::logging, common/CMakeLists.txt),
-# so no fabrickit binary needs their shared libraries on the host: fabric-cni is copied onto
-# nodes by a DaemonSet and runs with whatever the node has.
-
 # libnl: shared by default; the static archives for an executable whose FABRIC_STATIC
 # property is set (fabric-cni). Those archives must not meet the shared libnl that
 # libibverbs loads, so a static executable never links verbs.

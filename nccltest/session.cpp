@@ -209,9 +209,12 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
   }
   s.backend = local.backend;
   s.backend_reason = local.reason;
-  if (auto checked = validate_for_backend(s.options, s.backend); !checked.ok()) {
-    shared_error = true;
-    return checked.error();
+  // A backend named on the command line was checked before the group opened.
+  if (!o.backend) {
+    if (auto checked = validate_for_backend(s.options, s.backend); !checked.ok()) {
+      shared_error = true;
+      return checked.error();
+    }
   }
 
   // Local ranks first (a rank's GPU depends on it), then every rank's description.

@@ -45,10 +45,6 @@ DeviceRun run_one(ProfileCommand command, DcbDevice& device, HostKnobs& knobs,
   return run;
 }
 
-} // namespace
-
-namespace {
-
 // How bad a device's outcome is. Exit statuses are not in that order: a device that could
 // not be read (2) is worse than one whose profile did not hold (3), and both are worse than
 // one that has no DCB at all (4), which the node DaemonSet tolerates. So 4 must never hide
