@@ -1,7 +1,5 @@
 #include "pfc/profile_run.h"
 
-#include <algorithm>
-
 #include "common/json.h"
 #include "pfc/apply.h"
 
