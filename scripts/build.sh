@@ -13,21 +13,19 @@ targets=()
 root=${FABRIC_BUILD_ROOT:-$REPO/build}
 dir=$root/$flavour
 
-# Both trees carry line tables only (-g1): file:line in backtraces and sanitizer reports,
+# Every tree carries line tables only (-g1): file:line in backtraces and sanitizer reports,
 # at two thirds of the compile time of full debug information on a 2-core machine.
+optimised=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 case "$flavour" in
-  release) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
-                  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-                  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG") ;;
+  release) flags=("${optimised[@]}") ;;
   # Sanitized trees build with -O1 so that ASan's reports keep useful stacks.
   asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DFABRIC_SANITIZE=ON
                "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1") ;;
   # The libFuzzer targets need clang (tests/fuzz/CMakeLists.txt); optimised like release.
   # Warnings are errors in the gcc trees only: clang's own set (RapidJSON's iterators under
   # -Wambiguous-reversed-operator, say) is not what this tree is for.
-  fuzz) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRIC_FUZZ=ON -DFABRIC_WERROR=OFF
-               "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-               "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+  fuzz) flags=("${optimised[@]}" -DFABRIC_FUZZ=ON -DFABRIC_WERROR=OFF)
         export CC=clang CXX=clang++ ;;
   *) echo "build.sh: unknown flavour '$flavour' (release, asan or fuzz)" >&2; exit 1 ;;
 esac

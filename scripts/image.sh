@@ -26,17 +26,12 @@ tag=${tag:-localhost/fabrickit:${version:-dev}}
 log() { printf 'image.sh: %s\n' "$*" >&2; }
 
 # podman's settings for this run only: a containers.conf of our own.
+# shellcheck source=scripts/lib/podman.sh
+source "$REPO/scripts/lib/podman.sh"
 conf=$(mktemp)
 trap 'rm -f "$conf"' EXIT
-cat >"$conf" <<'CONF'
-[containers]
-default_ulimits = []
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-CONF
-export CONTAINERS_CONF=$conf
-pod() { podman --runtime runc --cgroup-manager cgroupfs "$@"; }
+podman_setup "$conf"
+pod() { "${PODMAN[@]}" "$@"; }
 
 if ((rebuild_base)) || ! pod image exists "$BASE"; then
   log "making $BASE from the Debian archive (mmdebstrap, minbase)"

@@ -20,14 +20,15 @@ BUILD_PACKAGES=(
   libgtest-dev libgmock-dev
   prometheus-cpp-dev libcivetweb-dev zlib1g-dev libnetfilter-acct-dev libmnl-dev
 )
-# Tests on the host: namespaces, veth, the tools the netns tier drives, jq for the demo,
-# the reference CNI plugins (host-local and static IPAM, macvlan as the benchmark's peer),
-# iperf3 as the TCP probe's peer, clang for the CNI parsers' libFuzzer target; for the
-# exporter: both iptables backends and nfacct (accounting), a real Prometheus server and
-# promtool, curl, and node_exporter as the RDMA collector's peer in benchmarks; chromium,
-# headless, to check that the demo's report renders.
-HOST_TEST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iperf3 clang
-  iptables nfacct prometheus prometheus-node-exporter curl chromium)
+# On the host, for the demo and the tests alike: namespaces and veth, jq, the reference CNI
+# plugins (host-local and static IPAM, macvlan as the benchmark's peer), both iptables
+# backends and nfacct (the exporter's accounting), a real Prometheus server and promtool,
+# curl.
+HOST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iptables nfacct prometheus curl)
+# Tests only: iperf3 as the TCP probe's peer, clang for the libFuzzer targets,
+# node_exporter as the RDMA collector's peer in benchmarks, chromium, headless, to check
+# that the demo's report renders.
+HOST_TEST_PACKAGES=(iperf3 clang prometheus-node-exporter chromium)
 # The soft-RoCE lab (scripts/lab.sh): a Debian kernel that ships rdma_rxe, QEMU, the
 # initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer);
 # sshd, which a lab node runs with throw-away keys so that mpirun can start ranks on it.
@@ -43,12 +44,8 @@ LAB_PACKAGES=(
 # by podman) and python3-yaml (the DaemonSet's pod template made a Pod).
 IMAGE_PACKAGES=(podman runc mmdebstrap catatonit python3-yaml)
 
-ALL_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${LAB_PACKAGES[@]}"
-  "${IMAGE_PACKAGES[@]}")
-# The demo on the host: the CNI reference plugins (host-local), the exporter's accounting
-# tools, Prometheus and promtool, curl and jq; the lab itself.
-DEMO_PACKAGES=("${BUILD_PACKAGES[@]}" iproute2 kmod jq containernetworking-plugins
-  iptables nfacct prometheus curl "${LAB_PACKAGES[@]}")
+DEMO_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_PACKAGES[@]}" "${LAB_PACKAGES[@]}")
+ALL_PACKAGES=("${DEMO_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${IMAGE_PACKAGES[@]}")
 WANTED=("${ALL_PACKAGES[@]}")
 
 missing_packages() {

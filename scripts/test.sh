@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh - the one test command: installs what is missing, builds, and runs every test
-# tier this machine supports, ending with ctest's summary line.
+# tier this machine supports, ending with ctest's summary lines (one per tree).
 #
 #   unit, netns   in an ASan+UBSan build
 #   vm            in the soft-RoCE lab (scripts/lab.sh), release build

@@ -13,12 +13,13 @@ if ! command -v podman >/dev/null || ! command -v mmdebstrap >/dev/null; then
 fi
 tag=localhost/fabrickit:test-$$
 "$repo/scripts/image.sh" --tag "$tag" >/dev/null
+# shellcheck source=scripts/lib/podman.sh
+source "$repo/scripts/lib/podman.sh"
 conf=$(mktemp)
-trap 'podman --runtime runc --cgroup-manager cgroupfs rmi -f "$tag" >/dev/null 2>&1; rm -f "$conf"' EXIT
-printf '[containers]\ndefault_ulimits = []\n' >"$conf"
+podman_setup "$conf"
+trap '"${PODMAN[@]}" rmi -f "$tag" >/dev/null 2>&1; rm -f "$conf"' EXIT
 for binary in fabric-probe fabric-cni fabric-pfc fabric-nccltest fabric-exporter; do
-  out=$(CONTAINERS_CONF=$conf podman --runtime runc --cgroup-manager cgroupfs run --rm \
-    --network none "$tag" "$binary" --version)
+  out=$("${PODMAN[@]}" run --rm --network none "$tag" "$binary" --version)
   echo "$out" | head -1
   [[ $out == "$binary "* ]] || { echo "FAIL: $binary --version in the image: $out" >&2; exit 1; }
 done

@@ -52,9 +52,10 @@ pod=fabrickit-node-test-$$
 config=fabrickit-config-test-$$
 secret=fabrickit-probe-token-test-$$
 built=
-conf=$work/containers.conf
-printf '[containers]\ndefault_ulimits = []\n' >"$conf"
-pm() { CONTAINERS_CONF=$conf podman --runtime runc --cgroup-manager cgroupfs "$@"; }
+# shellcheck source=scripts/lib/podman.sh
+source "$repo/scripts/lib/podman.sh"
+podman_setup "$work/containers.conf"
+pm() { "${PODMAN[@]}" "$@"; }
 on_node() { nsenter --net="/run/netns/$netns" "$@"; } # in the stand-in node's network
 fail() {
   echo "FAIL: $*" >&2
@@ -177,8 +178,8 @@ yaml.safe_dump(config_map, open(cm_out, "w"), sort_keys=False)
 PY
 
 # --- play it on the node ---
-if ! on_node env CONTAINERS_CONF="$conf" podman --runtime runc --cgroup-manager cgroupfs \
-  kube play --configmap "$work/configmap.yaml" "$work/pod.yaml" >"$work/play.log" 2>&1; then
+if ! on_node "${PODMAN[@]}" kube play --configmap "$work/configmap.yaml" "$work/pod.yaml" \
+  >"$work/play.log" 2>&1; then
   cat "$work/play.log" >&2
   fail "podman kube play"
 fi
@@ -235,8 +236,7 @@ pm exec "$pod-probe-agent" cat /etc/fabric-token/token >"$agent_token"
 head -c 32 /dev/urandom | base64 >"$work/wrong-token"
 # probe CLIENT-ARGS...: fabric-probe tcp from the node's network, in a container of the image.
 probe() {
-  on_node env CONTAINERS_CONF="$conf" podman --runtime runc --cgroup-manager cgroupfs run --rm \
-    --network host --cap-drop all -v "$work:/test:ro" "$tag" \
+  on_node "${PODMAN[@]}" run --rm --network host --cap-drop all -v "$work:/test:ro" "$tag" \
     fabric-probe tcp --port "$AGENT_PORT" --duration 1s --iters 200 --timeout 10s "$@" 2>&1
 }
 out=$(probe "$NODE_IP" --token-file /test/token) || fail "fabric-probe tcp with the token: $out"
