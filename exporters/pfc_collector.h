@@ -17,7 +17,7 @@
 #include "common/sysfs.h"
 #include "exporters/collector.h"
 #include "pfc/dcb_config.h"
-#include "probes/ethtool_stats.h"
+#include "probes/devices/ethtool_stats.h"
 
 namespace fabric::exporters {
 

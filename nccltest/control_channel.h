@@ -23,8 +23,8 @@
 
 #include "common/result.h"
 #include "nccltest/watchdog.h"
-#include "probes/channel.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/channel.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::nccltest {
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "nccltest/text_report.h"
-#include "probes/outliers.h"
+#include "probes/mesh/outliers.h"
 
 namespace fabric::nccltest {
 

@@ -16,8 +16,8 @@
 
 #include "nccltest/options.h"
 #include "nccltest/report.h"
-#include "probes/mesh_report.h"
-#include "probes/mesh_schedule.h"
+#include "probes/mesh/mesh_report.h"
+#include "probes/mesh/mesh_schedule.h"
 
 namespace fabric::nccltest {
 

@@ -1,6 +1,6 @@
 #include "nccltest/placement.h"
 
-#include "probes/node_topology.h"
+#include "probes/topology/node_topology.h"
 
 namespace fabric::nccltest {
 

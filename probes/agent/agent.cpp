@@ -1,4 +1,4 @@
-#include "probes/agent.h"
+#include "probes/agent/agent.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -17,8 +17,8 @@
 #include "common/build_info.h"
 #include "common/json.h"
 #include "common/units.h"
-#include "probes/agent_handshake.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/agent_handshake.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {
@@ -70,7 +70,7 @@ struct Agent::SessionRecord {
   std::unique_ptr<AgentSession> session;
   std::thread thread;
   Clock::time_point started;
-  std::string client;       // the client's address: its limits count by it
+  std::string client;        // the client's address: its limits count by it
   uint64_t memory_bytes = 0; // SessionDemand::memory_bytes
   bool done = false;         // guarded by Agent::mutex_
   bool cut = false;          // guarded by Agent::mutex_: ran past the clients' max_duration
@@ -249,9 +249,9 @@ void Agent::log_access_settings() const {
   spdlog::info("clients: from {}; token {}; each at most {} sessions, {} messages, {} of "
                "buffers, {}s per session",
                allow.empty() ? "any address" : allow,
-               options_.token ? "from " + options_.token->source() : "not required",
-               l.max_sessions, units::format_size(l.max_message_bytes),
-               units::format_size(l.max_memory_bytes), l.max_duration.count());
+               options_.token ? "from " + options_.token->source() : "not required", l.max_sessions,
+               units::format_size(l.max_message_bytes), units::format_size(l.max_memory_bytes),
+               l.max_duration.count());
 }
 
 uint16_t Agent::port() const {
@@ -324,8 +324,8 @@ Result<void> Agent::attach_stream(const std::string& params_json, UniqueFd fd) {
 
 void Agent::start_session(Pending& p, SessionDemand demand, std::string welcome_proof) {
   auto record = std::make_unique<SessionRecord>();
-  record->session.reset(new AgentSession(*this, Channel(std::move(p.fd), "client " + p.peer),
-                                         p.peer, p.hello.test));
+  record->session.reset(
+      new AgentSession(*this, Channel(std::move(p.fd), "client " + p.peer), p.peer, p.hello.test));
   record->started = Clock::now();
   record->client = p.client;
   record->memory_bytes = demand.memory_bytes;
@@ -365,8 +365,7 @@ void Agent::cut_overdue_sessions() {
   }
 }
 
-void Agent::run_session(SessionRecord& record, std::string params_json,
-                        std::string welcome_proof) {
+void Agent::run_session(SessionRecord& record, std::string params_json, std::string welcome_proof) {
   AgentSession& session = *record.session;
   Result<void> outcome = Ok();
   auto params = json::parse(params_json, "params");

@@ -35,10 +35,10 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "probes/agent_access.h"
-#include "probes/auth.h"
-#include "probes/channel.h"
-#include "probes/protocol.h"
+#include "probes/agent/agent_access.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/channel.h"
+#include "probes/agent/protocol.h"
 
 namespace fabric::probes {
 
@@ -125,9 +125,8 @@ using SessionHandler = std::function<Result<void>(AgentSession&, const rapidjson
 using DemandEstimate = std::function<Result<SessionDemand>(const rapidjson::Value& params)>;
 // The client side of a test, for "run" delegation (mesh): returns the report JSON. `token`
 // is the agent's own, for the agent it connects to.
-using ClientRunner =
-    std::function<Result<std::string>(const std::string& host, uint16_t port,
-                                      const rapidjson::Value& params, const Token* token)>;
+using ClientRunner = std::function<Result<std::string>(
+    const std::string& host, uint16_t port, const rapidjson::Value& params, const Token* token)>;
 
 class Agent {
 public:

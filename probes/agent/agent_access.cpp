@@ -1,4 +1,4 @@
-#include "probes/agent_access.h"
+#include "probes/agent/agent_access.h"
 
 #include <arpa/inet.h>
 
@@ -137,8 +137,8 @@ Result<void> check_demand(const ClientLimits& limits, const SessionDemand& deman
                            : " on top of the " + units::format_size(usage.memory_bytes) +
                                  " its running sessions hold";
     return Error(ErrorCode::kPermission, "agent limits",
-                 who + " asks for " + units::format_size(demand.memory_bytes) +
-                     " of buffers" + held + "; this agent allows one client at most " +
+                 who + " asks for " + units::format_size(demand.memory_bytes) + " of buffers" +
+                     held + "; this agent allows one client at most " +
                      units::format_size(limits.max_memory_bytes) + " (--max-client-memory)");
   }
   if (demand.duration && *demand.duration > limits.max_duration) {

@@ -1,6 +1,6 @@
 // The agent's side of the handshake (protocol.h): reading hellos and proofs without
 // blocking, the access checks, the refusals, and the hand-over to a session.
-#include "probes/agent_handshake.h"
+#include "probes/agent/agent_handshake.h"
 
 #include <cerrno>
 #include <sys/socket.h>
@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/json.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {
@@ -58,7 +58,6 @@ Result<Agent::Handshakes::ReadState> Agent::Handshakes::read_frame(Pending& p) {
   }
   return ReadState::kComplete;
 }
-
 
 void Agent::Handshakes::accept(UniqueFd fd, const sockaddr_storage& address, socklen_t length) {
   const auto* sa = reinterpret_cast<const sockaddr*>(&address);
@@ -111,8 +110,7 @@ void Agent::Handshakes::watch(std::vector<pollfd>& fds, Clock::time_point& next)
   }
 }
 
-void Agent::Handshakes::service(const std::vector<pollfd>& fds, std::size_t first,
-                                bool any_ready) {
+void Agent::Handshakes::service(const std::vector<pollfd>& fds, std::size_t first, bool any_ready) {
   auto now = Clock::now();
   // Refusals made below join lingering_ after the ones watched in this round.
   const std::size_t watched_lingering = lingering_.size();
@@ -242,13 +240,11 @@ bool Agent::on_proof(Pending& p, std::string text, Handshakes& h) {
   }
   Result<std::string> proof = doc.ok() ? parse_auth(*doc) : Result<std::string>(doc.error());
   if (!proof.ok()) {
-    h.refuse(std::move(p.fd), p.peer, kErrorBadRequest, proof.error().message(),
-             Refusal::kOther);
+    h.refuse(std::move(p.fd), p.peer, kErrorBadRequest, proof.error().message(), Refusal::kOther);
     return false;
   }
   const Token& token = *options_.token;
-  if (!check_proof(token, ProofSide::kClient, p.agent_nonce, p.hello.nonce, p.hello_text,
-                   *proof)) {
+  if (!check_proof(token, ProofSide::kClient, p.agent_nonce, p.hello.nonce, p.hello_text, *proof)) {
     h.refuse(std::move(p.fd), p.peer, permission(),
              "authentication failed: the client's token is not the one the agent on " +
                  options_.hostname + " holds",

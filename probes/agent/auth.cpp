@@ -1,4 +1,4 @@
-#include "probes/auth.h"
+#include "probes/agent/auth.h"
 
 #include <cstdlib>
 
@@ -23,8 +23,8 @@ std::string_view trim(std::string_view text) {
 std::string proof_message(ProofSide side, std::string_view agent_nonce,
                           std::string_view client_nonce, std::string_view hello_text) {
   // Nonces have a fixed length and no newline, so the fields cannot run into each other.
-  std::string message = side == ProofSide::kClient ? "fabric-probe/2 client\n"
-                                                   : "fabric-probe/2 agent\n";
+  std::string message =
+      side == ProofSide::kClient ? "fabric-probe/2 client\n" : "fabric-probe/2 agent\n";
   message.append(agent_nonce).append("\n").append(client_nonce).append("\n").append(hello_text);
   return message;
 }

@@ -1,4 +1,4 @@
-#include "probes/channel.h"
+#include "probes/agent/channel.h"
 
 #include <cerrno>
 #include <poll.h>

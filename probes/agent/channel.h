@@ -15,7 +15,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "probes/framing.h"
+#include "probes/agent/framing.h"
 
 namespace fabric::probes {
 

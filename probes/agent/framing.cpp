@@ -1,4 +1,4 @@
-#include "probes/framing.h"
+#include "probes/agent/framing.h"
 
 #include <arpa/inet.h>
 

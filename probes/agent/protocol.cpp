@@ -1,10 +1,10 @@
-#include "probes/protocol.h"
+#include "probes/agent/protocol.h"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "common/json.h"
-#include "probes/auth.h"
+#include "probes/agent/auth.h"
 
 namespace fabric::probes {
 namespace {

@@ -25,7 +25,7 @@
 
 #include "common/error.h"
 #include "common/result.h"
-#include "probes/channel.h"
+#include "probes/agent/channel.h"
 
 namespace fabric::probes {
 

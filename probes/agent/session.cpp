@@ -1,4 +1,4 @@
-#include "probes/session.h"
+#include "probes/agent/session.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "probes/tcp_socket.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {
@@ -61,9 +61,9 @@ Result<Welcome> authenticate(Channel& channel, const rapidjson::Value& challenge
   FABRIC_ASSIGN_OR_RETURN(std::string agent_nonce, parse_challenge(challenge).context(step));
   if (token == nullptr) {
     // Tells the agent why this client goes away, for its log.
-    (void)channel.send(make_error_message(error_code_name(ErrorCode::kPermission),
-                                          "the client has no token"),
-                       timeout);
+    (void)channel.send(
+        make_error_message(error_code_name(ErrorCode::kPermission), "the client has no token"),
+        timeout);
     return Error(ErrorCode::kPermission, step, "the agent requires a token")
         .with_hint(std::string("give --token-file FILE, or set ") + kTokenFileEnv +
                    ", naming a file that holds the agent's token");

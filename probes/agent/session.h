@@ -9,9 +9,9 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "probes/auth.h"
-#include "probes/channel.h"
-#include "probes/protocol.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/channel.h"
+#include "probes/agent/protocol.h"
 
 namespace fabric::probes {
 

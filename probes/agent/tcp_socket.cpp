@@ -1,4 +1,4 @@
-#include "probes/tcp_socket.h"
+#include "probes/agent/tcp_socket.h"
 
 #include <arpa/inet.h>
 #include <cerrno>

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "common/cli.h"
-#include "probes/commands.h"
-#include "probes/device_report.h"
-#include "probes/device_source.h"
+#include "probes/cli/commands.h"
+#include "probes/devices/device_report.h"
+#include "probes/devices/device_source.h"
 
 namespace fabric::probes {
 namespace {

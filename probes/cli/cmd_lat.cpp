@@ -2,8 +2,8 @@
 // ib_read_lat, with the agent on the other end).
 #include <memory>
 
-#include "probes/commands.h"
-#include "probes/rdma_cli.h"
+#include "probes/cli/commands.h"
+#include "probes/cli/rdma_cli.h"
 
 namespace fabric::probes {
 

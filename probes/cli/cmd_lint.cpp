@@ -10,10 +10,10 @@
 #include "common/cli.h"
 #include "common/cuda_runtime.h"
 #include "common/units.h"
-#include "probes/commands.h"
-#include "probes/lint.h"
-#include "probes/lint_collect.h"
-#include "probes/lint_report.h"
+#include "probes/cli/commands.h"
+#include "probes/lint/lint.h"
+#include "probes/lint/lint_collect.h"
+#include "probes/lint/lint_report.h"
 
 namespace fabric::probes {
 namespace {

@@ -10,10 +10,10 @@
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "common/units.h"
-#include "probes/auth.h"
-#include "probes/commands.h"
-#include "probes/mesh.h"
-#include "probes/protocol.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/protocol.h"
+#include "probes/cli/commands.h"
+#include "probes/mesh/mesh.h"
 
 namespace fabric::probes {
 namespace {

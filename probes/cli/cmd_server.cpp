@@ -14,10 +14,10 @@
 #include "common/cli.h"
 #include "common/log.h"
 #include "common/units.h"
-#include "probes/agent.h"
-#include "probes/commands.h"
-#include "probes/rdma_probe.h"
-#include "probes/tcp_test.h"
+#include "probes/agent/agent.h"
+#include "probes/cli/commands.h"
+#include "probes/rdma/rdma_probe.h"
+#include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {
 namespace {
@@ -89,9 +89,9 @@ Result<AgentOptions> make_options(const ServerArgs& args) {
   FABRIC_ASSIGN_OR_RETURN(o.token, load_token(args.token_file));
   ClientLimits& limits = o.limits;
   if (args.max_client_sessions) {
-    FABRIC_ASSIGN_OR_RETURN(limits.max_sessions, units::parse_uint(*args.max_client_sessions,
-                                                                   "--max-client-sessions", 1,
-                                                                   4096));
+    FABRIC_ASSIGN_OR_RETURN(
+        limits.max_sessions,
+        units::parse_uint(*args.max_client_sessions, "--max-client-sessions", 1, 4096));
   }
   if (args.max_message_size) {
     FABRIC_ASSIGN_OR_RETURN(limits.max_message_bytes,
@@ -106,8 +106,7 @@ Result<AgentOptions> make_options(const ServerArgs& args) {
         auto d, units::parse_duration(*args.max_session_duration, "--max-session-duration"));
     limits.max_duration = std::chrono::duration_cast<std::chrono::seconds>(d);
     if (limits.max_duration.count() < 1) {
-      return Error(ErrorCode::kInvalidArgument, "--max-session-duration",
-                   "must be at least 1 s");
+      return Error(ErrorCode::kInvalidArgument, "--max-session-duration", "must be at least 1 s");
     }
   }
   return o;

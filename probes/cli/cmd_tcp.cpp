@@ -7,11 +7,11 @@
 
 #include "common/cli.h"
 #include "common/units.h"
-#include "probes/auth.h"
-#include "probes/commands.h"
-#include "probes/protocol.h"
-#include "probes/tcp_socket.h"
-#include "probes/tcp_test.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/protocol.h"
+#include "probes/agent/tcp_socket.h"
+#include "probes/cli/commands.h"
+#include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {
 namespace {

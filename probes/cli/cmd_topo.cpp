@@ -5,9 +5,9 @@
 
 #include "common/cli.h"
 #include "common/cuda_runtime.h"
-#include "probes/commands.h"
-#include "probes/node_topology.h"
-#include "probes/topo_report.h"
+#include "probes/cli/commands.h"
+#include "probes/topology/node_topology.h"
+#include "probes/topology/topo_report.h"
 
 namespace fabric::probes {
 namespace {

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "common/cli.h"
-#include "probes/commands.h"
+#include "probes/cli/commands.h"
 
 int main(int argc, char** argv) {
   using namespace fabric::probes;
@@ -13,14 +13,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<Subcommand> subcommands = {
-      add_devices_command(app),
-      add_server_command(app),
-      add_tcp_command(app),
-      add_mesh_command(app),
-      add_bw_command(app),
-      add_lat_command(app),
-      add_lint_command(app),
-      add_topo_command(app),
+      add_devices_command(app), add_server_command(app), add_tcp_command(app),
+      add_mesh_command(app),    add_bw_command(app),     add_lat_command(app),
+      add_lint_command(app),    add_topo_command(app),
   };
 
   if (auto status = fabric::cli::parse(app, kProgram, common, argc, argv)) return *status;

@@ -1,12 +1,12 @@
-#include "probes/rdma_cli.h"
+#include "probes/cli/rdma_cli.h"
 
 #include <cstdio>
 
 #include "common/cli.h"
 #include "common/log.h"
 #include "common/units.h"
-#include "probes/commands.h"
-#include "probes/rdma_probe.h"
+#include "probes/cli/commands.h"
+#include "probes/rdma/rdma_probe.h"
 
 namespace fabric::probes {
 namespace {
@@ -70,8 +70,7 @@ void add_rdma_flags(CLI::App& cmd, RdmaTest test, const std::shared_ptr<RdmaArgs
 void add_token_file_option(CLI::App& cmd, std::optional<std::string>& target) {
   cmd.add_option_function<std::string>(
          "--token-file", [&target](const std::string& value) { target = value; },
-         std::string("The agent's token, when it asks for one (default: $") + kTokenFileEnv +
-             ")")
+         std::string("The agent's token, when it asks for one (default: $") + kTokenFileEnv + ")")
       ->type_name("FILE");
 }
 

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "probes/rdma_options.h"
+#include "probes/rdma/rdma_options.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/counters.h"
+#include "probes/devices/counters.h"
 
 #include <algorithm>
 #include <cstdio>

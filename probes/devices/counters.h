@@ -30,7 +30,7 @@
 #include "common/json.h"
 #include "common/result.h"
 #include "common/sysfs.h"
-#include "probes/ethtool_stats.h"
+#include "probes/devices/ethtool_stats.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/device_report.h"
+#include "probes/devices/device_report.h"
 
 #include <algorithm>
 #include <cstdio>

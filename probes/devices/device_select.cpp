@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "probes/device_source.h"
+#include "probes/devices/device_source.h"
 
 namespace fabric::probes {
 using namespace fabric::rdma;

@@ -1,5 +1,5 @@
 // The device source of a build without verbs (-DWITH_VERBS=OFF): says so plainly.
-#include "probes/device_source.h"
+#include "probes/devices/device_source.h"
 
 namespace fabric::probes {
 using namespace fabric::rdma;

@@ -7,7 +7,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/verbs_handles.h"
-#include "probes/device_source.h"
+#include "probes/devices/device_source.h"
 
 namespace fabric::probes {
 using namespace fabric::rdma;

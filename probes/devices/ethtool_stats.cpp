@@ -1,4 +1,4 @@
-#include "probes/ethtool_stats.h"
+#include "probes/devices/ethtool_stats.h"
 
 #include <linux/ethtool.h>
 #include <linux/sockios.h>

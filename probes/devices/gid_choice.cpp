@@ -1,4 +1,4 @@
-#include "probes/gid_choice.h"
+#include "probes/devices/gid_choice.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

@@ -1,4 +1,4 @@
-#include "probes/lint.h"
+#include "probes/lint/lint.h"
 
 #include <algorithm>
 #include <set>

@@ -98,7 +98,7 @@
 #include "common/rdma_netlink.h"
 #include "common/result.h"
 #include "pfc/dcb_config.h"
-#include "probes/node_topology.h"
+#include "probes/topology/node_topology.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/lint_collect.h"
+#include "probes/lint/lint_collect.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -14,7 +14,7 @@
 #include "common/sysfs.h"
 #include "pfc/dcb_netlink.h"
 #include "pfc/host_knobs.h"
-#include "probes/gpu_visibility.h"
+#include "probes/topology/gpu_visibility.h"
 
 namespace fabric::probes {
 namespace {

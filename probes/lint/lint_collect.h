@@ -17,8 +17,8 @@
 
 #include "common/result.h"
 #include "pfc/dcb_config.h"
-#include "probes/device_source.h"
-#include "probes/lint.h"
+#include "probes/devices/device_source.h"
+#include "probes/lint/lint.h"
 
 namespace fabric::probes {
 

@@ -1,7 +1,7 @@
 // fabric-probe lint's gpu_nic_distance rule (see lint.h for what it checks and why).
 #include <algorithm>
 
-#include "probes/lint.h"
+#include "probes/lint/lint.h"
 
 namespace fabric::probes {
 namespace {

@@ -1,4 +1,4 @@
-#include "probes/lint_report.h"
+#include "probes/lint/lint_report.h"
 
 #include <algorithm>
 #include <array>

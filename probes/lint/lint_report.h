@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/lint.h"
+#include "probes/lint/lint.h"
 
 namespace fabric::probes {
 

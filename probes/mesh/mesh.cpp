@@ -1,4 +1,4 @@
-#include "probes/mesh.h"
+#include "probes/mesh/mesh.h"
 
 #include <algorithm>
 #include <mutex>
@@ -10,9 +10,9 @@
 
 #include "common/atomic_file.h"
 #include "common/json.h"
-#include "probes/mesh_schedule.h"
-#include "probes/protocol.h"
-#include "probes/session.h"
+#include "probes/agent/protocol.h"
+#include "probes/agent/session.h"
+#include "probes/mesh/mesh_schedule.h"
 
 namespace fabric::probes {
 namespace {
@@ -163,9 +163,8 @@ PairOutcome delegate_pair(const MeshHost& source, const MeshHost& destination, c
   w.Key("params");
   w.RawValue(test.params_json.data(), test.params_json.size(), rapidjson::kObjectType);
   w.EndObject();
-  auto session =
-      connect_session(source.agent.host, source.agent.port, kRunTest, buffer.GetString(),
-                      std::min<std::chrono::milliseconds>(timeout, 10s), token);
+  auto session = connect_session(source.agent.host, source.agent.port, kRunTest, buffer.GetString(),
+                                 std::min<std::chrono::milliseconds>(timeout, 10s), token);
   if (!session.ok()) return fail(session.error());
   auto answer = session->channel.receive(timeout);
   if (!answer.ok()) {

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/auth.h"
-#include "probes/mesh_report.h"
-#include "probes/outliers.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/tcp_socket.h"
+#include "probes/mesh/mesh_report.h"
+#include "probes/mesh/outliers.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/mesh_report.h"
+#include "probes/mesh/mesh_report.h"
 
 #include <algorithm>
 #include <charconv>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/json.h"
-#include "probes/outliers.h"
+#include "probes/mesh/outliers.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/mesh_schedule.h"
+#include "probes/mesh/mesh_schedule.h"
 
 #include <algorithm>
 

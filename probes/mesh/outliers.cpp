@@ -1,4 +1,4 @@
-#include "probes/outliers.h"
+#include "probes/mesh/outliers.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "probes/gpu_buffer.h"
+#include "probes/rdma/gpu_buffer.h"
 
 #include <dlfcn.h>
 #include <unistd.h>

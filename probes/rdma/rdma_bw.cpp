@@ -1,13 +1,13 @@
-#include "probes/rdma_bw.h"
+#include "probes/rdma/rdma_bw.h"
 
 #include <arpa/inet.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "probes/rdma_clock.h"
-#include "probes/rdma_completion_wait.h"
-#include "probes/rdma_phase_errors.h"
+#include "probes/rdma/rdma_clock.h"
+#include "probes/rdma/rdma_completion_wait.h"
+#include "probes/rdma/rdma_phase_errors.h"
 
 namespace fabric::probes {
 namespace {

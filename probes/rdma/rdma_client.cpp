@@ -5,12 +5,12 @@
 #include <thread>
 
 #include "common/units.h"
-#include "probes/protocol.h"
-#include "probes/rdma_bw.h"
-#include "probes/rdma_lat.h"
-#include "probes/rdma_link.h"
-#include "probes/rdma_probe.h"
-#include "probes/session.h"
+#include "probes/agent/protocol.h"
+#include "probes/agent/session.h"
+#include "probes/rdma/rdma_bw.h"
+#include "probes/rdma/rdma_lat.h"
+#include "probes/rdma/rdma_link.h"
+#include "probes/rdma/rdma_probe.h"
 
 namespace fabric::probes {
 namespace {

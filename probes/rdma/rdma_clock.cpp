@@ -1,4 +1,4 @@
-#include "probes/rdma_clock.h"
+#include "probes/rdma/rdma_clock.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>

@@ -1,4 +1,4 @@
-#include "probes/rdma_cm_connect.h"
+#include "probes/rdma/rdma_cm_connect.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "common/rdma_device.h"
-#include "probes/rdma_clock.h"
-#include "probes/rdma_connect.h"
+#include "probes/rdma/rdma_clock.h"
+#include "probes/rdma/rdma_connect.h"
 
 namespace fabric::probes {
 namespace {

@@ -20,7 +20,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "common/result.h"
-#include "probes/rdma_resources.h"
+#include "probes/rdma/rdma_resources.h"
 
 namespace fabric::probes {
 

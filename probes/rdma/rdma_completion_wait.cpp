@@ -1,4 +1,4 @@
-#include "probes/rdma_completion_wait.h"
+#include "probes/rdma/rdma_completion_wait.h"
 
 #include <algorithm>
 #include <cerrno>

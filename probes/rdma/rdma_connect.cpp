@@ -1,4 +1,4 @@
-#include "probes/rdma_connect.h"
+#include "probes/rdma/rdma_connect.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -12,9 +12,9 @@
 
 #include "common/result.h"
 #include "common/sysfs.h"
-#include "probes/gid_choice.h"
-#include "probes/rdma_exchange.h"
-#include "probes/rdma_resources.h"
+#include "probes/devices/gid_choice.h"
+#include "probes/rdma/rdma_exchange.h"
+#include "probes/rdma/rdma_resources.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/rdma_exchange.h"
+#include "probes/rdma/rdma_exchange.h"
 
 #include <algorithm>
 #include <cmath>

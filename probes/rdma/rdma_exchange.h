@@ -24,7 +24,7 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
-#include "probes/gid_choice.h"
+#include "probes/devices/gid_choice.h"
 
 namespace fabric::probes {
 

@@ -1,7 +1,7 @@
-#include "probes/rdma_lat.h"
+#include "probes/rdma/rdma_lat.h"
 
-#include "probes/rdma_clock.h"
-#include "probes/rdma_phase_errors.h"
+#include "probes/rdma/rdma_clock.h"
+#include "probes/rdma/rdma_phase_errors.h"
 
 namespace fabric::probes {
 namespace {

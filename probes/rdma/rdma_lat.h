@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/rdma_exchange.h"
-#include "probes/rdma_options.h"
-#include "probes/rdma_recv.h"
-#include "probes/rdma_resources.h"
+#include "probes/rdma/rdma_exchange.h"
+#include "probes/rdma/rdma_options.h"
+#include "probes/rdma/rdma_recv.h"
+#include "probes/rdma/rdma_resources.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/rdma_link.h"
+#include "probes/rdma/rdma_link.h"
 
 #include <algorithm>
 
@@ -6,10 +6,10 @@
 
 #include "common/json.h"
 #include "common/rdma_device.h"
-#include "probes/protocol.h"
-#include "probes/rdma_bw.h"
-#include "probes/rdma_connect.h"
-#include "probes/rdma_lat.h"
+#include "probes/agent/protocol.h"
+#include "probes/rdma/rdma_bw.h"
+#include "probes/rdma/rdma_connect.h"
+#include "probes/rdma/rdma_lat.h"
 
 namespace fabric::probes {
 namespace {

@@ -10,14 +10,14 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
-#include "probes/channel.h"
-#include "probes/counters.h"
-#include "probes/rdma_cm_connect.h"
-#include "probes/rdma_exchange.h"
-#include "probes/rdma_options.h"
-#include "probes/rdma_recv.h"
-#include "probes/rdma_report.h"
-#include "probes/rdma_resources.h"
+#include "probes/agent/channel.h"
+#include "probes/devices/counters.h"
+#include "probes/rdma/rdma_cm_connect.h"
+#include "probes/rdma/rdma_exchange.h"
+#include "probes/rdma/rdma_options.h"
+#include "probes/rdma/rdma_recv.h"
+#include "probes/rdma/rdma_report.h"
+#include "probes/rdma/rdma_resources.h"
 
 namespace fabric::probes {
 

@@ -1,11 +1,11 @@
-#include "probes/rdma_options.h"
+#include "probes/rdma/rdma_options.h"
 
 #include <charconv>
 #include <cmath>
 
 #include "common/json.h"
 #include "common/units.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

@@ -18,9 +18,9 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
-#include "probes/agent_access.h"
-#include "probes/auth.h"
-#include "probes/protocol.h"
+#include "probes/agent/agent_access.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/protocol.h"
 
 namespace fabric::probes {
 

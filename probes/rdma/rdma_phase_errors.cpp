@@ -1,6 +1,6 @@
-#include "probes/rdma_phase_errors.h"
+#include "probes/rdma/rdma_phase_errors.h"
 
-#include "probes/rdma_triage.h"
+#include "probes/rdma/rdma_triage.h"
 
 namespace fabric::probes {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "common/error.h"
-#include "probes/rdma_exchange.h"
-#include "probes/rdma_resources.h"
+#include "probes/rdma/rdma_exchange.h"
+#include "probes/rdma/rdma_resources.h"
 
 namespace fabric::probes {
 

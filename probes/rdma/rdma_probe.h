@@ -12,9 +12,9 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
-#include "probes/channel.h"
-#include "probes/rdma_options.h"
-#include "probes/rdma_report.h"
+#include "probes/agent/channel.h"
+#include "probes/rdma/rdma_options.h"
+#include "probes/rdma/rdma_report.h"
 
 namespace fabric::probes {
 

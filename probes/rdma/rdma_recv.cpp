@@ -1,4 +1,4 @@
-#include "probes/rdma_recv.h"
+#include "probes/rdma/rdma_recv.h"
 
 #include <algorithm>
 

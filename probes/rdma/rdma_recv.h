@@ -13,7 +13,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/result.h"
-#include "probes/rdma_resources.h"
+#include "probes/rdma/rdma_resources.h"
 
 namespace fabric::probes {
 

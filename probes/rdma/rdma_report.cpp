@@ -1,4 +1,4 @@
-#include "probes/rdma_report.h"
+#include "probes/rdma/rdma_report.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -34,10 +34,10 @@
 
 #include "common/json.h"
 #include "common/result.h"
-#include "probes/counters.h"
-#include "probes/gid_choice.h"
-#include "probes/rdma_exchange.h"
-#include "probes/rdma_options.h"
+#include "probes/devices/counters.h"
+#include "probes/devices/gid_choice.h"
+#include "probes/rdma/rdma_exchange.h"
+#include "probes/rdma/rdma_options.h"
 #include "probes/stats.h"
 
 namespace fabric::probes {

@@ -1,4 +1,4 @@
-#include "probes/rdma_resources.h"
+#include "probes/rdma/rdma_resources.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>

@@ -21,8 +21,8 @@
 
 #include "common/result.h"
 #include "common/verbs_handles.h"
-#include "probes/gpu_buffer.h"
-#include "probes/rdma_triage.h"
+#include "probes/rdma/gpu_buffer.h"
+#include "probes/rdma/rdma_triage.h"
 
 namespace fabric::probes {
 

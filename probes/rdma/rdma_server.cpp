@@ -2,12 +2,12 @@
 // client's connection, then serve one run per message size until the client finishes, and
 // answer with this side's counter deltas.
 #include "common/json.h"
-#include "probes/agent.h"
-#include "probes/protocol.h"
-#include "probes/rdma_bw.h"
-#include "probes/rdma_lat.h"
-#include "probes/rdma_link.h"
-#include "probes/rdma_probe.h"
+#include "probes/agent/agent.h"
+#include "probes/agent/protocol.h"
+#include "probes/rdma/rdma_bw.h"
+#include "probes/rdma/rdma_lat.h"
+#include "probes/rdma/rdma_link.h"
+#include "probes/rdma/rdma_probe.h"
 
 namespace fabric::probes {
 namespace {

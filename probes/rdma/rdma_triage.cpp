@@ -1,4 +1,4 @@
-#include "probes/rdma_triage.h"
+#include "probes/rdma/rdma_triage.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,7 +1,7 @@
 // rdma_probe.h in a build without libibverbs: every entry point says so (exit 4), and the
 // agent still answers clients of these tests with that message.
-#include "probes/agent.h"
-#include "probes/rdma_probe.h"
+#include "probes/agent/agent.h"
+#include "probes/rdma/rdma_probe.h"
 
 namespace fabric::probes {
 namespace {

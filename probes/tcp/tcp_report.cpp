@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "common/units.h"
-#include "probes/tcp_test.h"
+#include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {
 namespace {

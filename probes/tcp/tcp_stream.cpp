@@ -1,4 +1,4 @@
-#include "probes/tcp_stream.h"
+#include "probes/tcp/tcp_stream.h"
 
 #include <cerrno>
 #include <sys/socket.h>

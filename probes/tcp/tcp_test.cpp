@@ -1,4 +1,4 @@
-#include "probes/tcp_test.h"
+#include "probes/tcp/tcp_test.h"
 
 #include <cerrno>
 #include <sys/socket.h>
@@ -6,9 +6,9 @@
 
 #include <memory>
 
-#include "probes/agent.h"
-#include "probes/session.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/agent.h"
+#include "probes/agent/session.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {
@@ -205,8 +205,7 @@ struct ClientSetup {
 
 Result<ClientSetup> open_test(const std::string& host, uint16_t port, const char* test,
                               const std::string& params, std::size_t streams,
-                              std::chrono::milliseconds timeout, bool nodelay,
-                              const Token* token) {
+                              std::chrono::milliseconds timeout, bool nodelay, const Token* token) {
   FABRIC_ASSIGN_OR_RETURN(Session session,
                           connect_session(host, port, test, params, timeout, token));
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document announce,
@@ -413,9 +412,9 @@ Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port, const Tcp
 Result<TcpLatReport> run_tcp_lat(const std::string& host, uint16_t port,
                                  const TcpLatOptions& options, const Token* token) {
   FABRIC_TRY(validate(options));
-  FABRIC_ASSIGN_OR_RETURN(ClientSetup setup, open_test(host, port, kTcpLatTest,
-                                                       to_params_json(options), 1,
-                                                       options.timeout, true, token));
+  FABRIC_ASSIGN_OR_RETURN(
+      ClientSetup setup,
+      open_test(host, port, kTcpLatTest, to_params_json(options), 1, options.timeout, true, token));
   int fd = setup.data.front().get();
   std::unique_ptr<char[]> out(new char[options.size]);
   std::unique_ptr<char[]> in(new char[options.size]);
@@ -484,24 +483,22 @@ Result<SessionDemand> tcp_lat_demand(const rapidjson::Value& params) {
 void register_tcp_tests(Agent& agent) {
   agent.register_session_test(kTcpBwTest, serve_tcp_bw, tcp_bw_demand);
   agent.register_session_test(kTcpLatTest, serve_tcp_lat, tcp_lat_demand);
-  agent.register_runner(kTcpBwTest,
-                        [](const std::string& host, uint16_t port, const rapidjson::Value& params,
-                           const Token* token) -> Result<std::string> {
-                          FABRIC_ASSIGN_OR_RETURN(TcpBwOptions options,
-                                                  tcp_bw_options_from_json(params));
-                          FABRIC_ASSIGN_OR_RETURN(TcpBwReport report,
-                                                  run_tcp_bw(host, port, options, token));
-                          return render_tcp_bw_json(report, false);
-                        });
-  agent.register_runner(kTcpLatTest,
-                        [](const std::string& host, uint16_t port, const rapidjson::Value& params,
-                           const Token* token) -> Result<std::string> {
-                          FABRIC_ASSIGN_OR_RETURN(TcpLatOptions options,
-                                                  tcp_lat_options_from_json(params));
-                          FABRIC_ASSIGN_OR_RETURN(TcpLatReport report,
-                                                  run_tcp_lat(host, port, options, token));
-                          return render_tcp_lat_json(report, false);
-                        });
+  agent.register_runner(
+      kTcpBwTest,
+      [](const std::string& host, uint16_t port, const rapidjson::Value& params,
+         const Token* token) -> Result<std::string> {
+        FABRIC_ASSIGN_OR_RETURN(TcpBwOptions options, tcp_bw_options_from_json(params));
+        FABRIC_ASSIGN_OR_RETURN(TcpBwReport report, run_tcp_bw(host, port, options, token));
+        return render_tcp_bw_json(report, false);
+      });
+  agent.register_runner(
+      kTcpLatTest,
+      [](const std::string& host, uint16_t port, const rapidjson::Value& params,
+         const Token* token) -> Result<std::string> {
+        FABRIC_ASSIGN_OR_RETURN(TcpLatOptions options, tcp_lat_options_from_json(params));
+        FABRIC_ASSIGN_OR_RETURN(TcpLatReport report, run_tcp_lat(host, port, options, token));
+        return render_tcp_lat_json(report, false);
+      });
 }
 
 } // namespace fabric::probes

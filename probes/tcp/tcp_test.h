@@ -22,10 +22,10 @@
 
 #include "common/json.h"
 #include "common/result.h"
-#include "probes/agent_access.h"
-#include "probes/auth.h"
+#include "probes/agent/agent_access.h"
+#include "probes/agent/auth.h"
 #include "probes/stats.h"
-#include "probes/tcp_stream.h"
+#include "probes/tcp/tcp_stream.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/gpu_visibility.h"
+#include "probes/topology/gpu_visibility.h"
 
 #include <algorithm>
 #include <charconv>

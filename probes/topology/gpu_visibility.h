@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/pci_topology.h"
+#include "probes/topology/pci_topology.h"
 
 namespace fabric::topo {
 

@@ -1,4 +1,4 @@
-#include "probes/node_topology.h"
+#include "probes/topology/node_topology.h"
 
 #include <algorithm>
 #include <cctype>

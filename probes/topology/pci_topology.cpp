@@ -1,4 +1,4 @@
-#include "probes/pci_topology.h"
+#include "probes/topology/pci_topology.h"
 
 #include <algorithm>
 #include <cctype>

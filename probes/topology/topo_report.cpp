@@ -1,4 +1,4 @@
-#include "probes/topo_report.h"
+#include "probes/topology/topo_report.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -10,10 +10,10 @@
 #include <string_view>
 
 #include "common/json.h"
-#include "probes/framing.h"
-#include "probes/protocol.h"
-#include "probes/rdma_options.h"
-#include "probes/tcp_test.h"
+#include "probes/agent/framing.h"
+#include "probes/agent/protocol.h"
+#include "probes/rdma/rdma_options.h"
+#include "probes/tcp/tcp_test.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "common/cuda_runtime.h"
 #include "common/verbs_handles.h"
-#include "probes/gpu_buffer.h"
+#include "probes/rdma/gpu_buffer.h"
 
 namespace fabric::probes {
 namespace {

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/device_report.h"
-#include "probes/device_source.h"
+#include "probes/devices/device_report.h"
+#include "probes/devices/device_source.h"
 
 namespace fabric::probes {
 namespace {

@@ -5,7 +5,7 @@
 #include "common/rdma_sysfs.h"
 #include "common/subprocess.h"
 #include "common/verbs_handles.h"
-#include "probes/device_report.h"
+#include "probes/devices/device_report.h"
 
 namespace fabric {
 namespace {

@@ -11,7 +11,7 @@
 #include "common/rdma_sysfs.h"
 #include "common/subprocess.h"
 #include "common/verbs_handles.h"
-#include "probes/device_source.h"
+#include "probes/devices/device_source.h"
 
 namespace fabric {
 namespace {

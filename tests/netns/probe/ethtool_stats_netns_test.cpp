@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "common/netns.h"
-#include "probes/counters.h"
-#include "probes/ethtool_stats.h"
+#include "probes/devices/counters.h"
+#include "probes/devices/ethtool_stats.h"
 #include "tests/netns/test_network.h"
 
 namespace fabric::probes {

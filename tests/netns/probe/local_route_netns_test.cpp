@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/netns.h"
-#include "probes/gid_choice.h"
+#include "probes/devices/gid_choice.h"
 #include "tests/netns/test_network.h"
 
 namespace fabric::probes {

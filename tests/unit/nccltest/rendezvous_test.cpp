@@ -12,7 +12,7 @@
 
 #include "nccltest/control_channel.h"
 #include "nccltest/rendezvous.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::nccltest {
 namespace {

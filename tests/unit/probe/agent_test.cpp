@@ -13,12 +13,12 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/agent.h"
-#include "probes/agent_access.h"
-#include "probes/auth.h"
-#include "probes/framing.h"
-#include "probes/session.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/agent.h"
+#include "probes/agent/agent_access.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/framing.h"
+#include "probes/agent/session.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

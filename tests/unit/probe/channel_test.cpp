@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/channel.h"
+#include "probes/agent/channel.h"
 
 namespace fabric::probes {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/counters.h"
+#include "probes/devices/counters.h"
 
 namespace fabric::probes {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/gid_choice.h"
+#include "probes/devices/gid_choice.h"
 
 namespace fabric::probes {
 namespace {

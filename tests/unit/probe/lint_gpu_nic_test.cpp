@@ -10,9 +10,9 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
-#include "probes/lint.h"
-#include "probes/lint_collect.h"
-#include "probes/lint_report.h"
+#include "probes/lint/lint.h"
+#include "probes/lint/lint_collect.h"
+#include "probes/lint/lint_report.h"
 
 namespace fabric::probes {
 namespace {

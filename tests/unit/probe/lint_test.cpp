@@ -13,9 +13,9 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/lint.h"
-#include "probes/lint_collect.h"
-#include "probes/lint_report.h"
+#include "probes/lint/lint.h"
+#include "probes/lint/lint_collect.h"
+#include "probes/lint/lint_report.h"
 #include "tests/unit/fake_dcb_device.h"
 
 namespace fabric::probes {

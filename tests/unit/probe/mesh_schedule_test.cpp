@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/mesh_schedule.h"
+#include "probes/mesh/mesh_schedule.h"
 
 namespace fabric::probes {
 namespace {

@@ -12,9 +12,9 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/agent.h"
-#include "probes/mesh.h"
-#include "probes/tcp_test.h"
+#include "probes/agent/agent.h"
+#include "probes/mesh/mesh.h"
+#include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/outliers.h"
+#include "probes/mesh/outliers.h"
 
 namespace fabric::probes {
 namespace {

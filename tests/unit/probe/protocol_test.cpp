@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/protocol.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/protocol.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {
@@ -124,7 +124,8 @@ TEST(ProbeProtocol, ClientAcceptsWelcomeOfItsVersion) {
 }
 
 TEST(ProbeProtocol, ClientRefusesWelcomeOfAnotherVersion) {
-  auto got = parse_welcome(parse(make_welcome({1, "fabric-probe 0.1", "node-b", ""})), "node-b:18515");
+  auto got =
+      parse_welcome(parse(make_welcome({1, "fabric-probe 0.1", "node-b", ""})), "node-b:18515");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().code(), ErrorCode::kPeerIncompatible);
   EXPECT_NE(got.error().message().find("agent at node-b:18515 speaks fabric-probe protocol 1, "

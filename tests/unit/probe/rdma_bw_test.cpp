@@ -1,7 +1,7 @@
 // The bandwidth loop's selective signaling interval.
 #include <gtest/gtest.h>
 
-#include "probes/rdma_bw.h"
+#include "probes/rdma/rdma_bw.h"
 
 namespace fabric::probes {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/rdma_exchange.h"
+#include "probes/rdma/rdma_exchange.h"
 
 namespace fabric::probes {
 namespace {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "common/cuda_runtime.h"
-#include "probes/gpu_buffer.h"
+#include "probes/rdma/gpu_buffer.h"
 
 namespace fabric::probes {
 namespace {

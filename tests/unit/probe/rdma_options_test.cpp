@@ -11,7 +11,7 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
-#include "probes/rdma_options.h"
+#include "probes/rdma/rdma_options.h"
 
 namespace fabric::probes {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/rdma_report.h"
+#include "probes/rdma/rdma_report.h"
 
 namespace fabric::probes {
 namespace {

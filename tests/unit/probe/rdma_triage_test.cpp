@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/rdma_triage.h"
+#include "probes/rdma/rdma_triage.h"
 
 namespace fabric::probes {
 namespace {

@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "probes/agent.h"
-#include "probes/session.h"
-#include "probes/tcp_socket.h"
-#include "probes/tcp_test.h"
+#include "probes/agent/agent.h"
+#include "probes/agent/session.h"
+#include "probes/agent/tcp_socket.h"
+#include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
-#include "probes/node_topology.h"
-#include "probes/topo_report.h"
+#include "probes/topology/node_topology.h"
+#include "probes/topology/topo_report.h"
 
 namespace fabric::probes {
 namespace {

@@ -19,13 +19,13 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
-#include "probes/agent.h"
-#include "probes/protocol.h"
-#include "probes/rdma_exchange.h"
-#include "probes/rdma_link.h"
-#include "probes/rdma_probe.h"
-#include "probes/session.h"
-#include "probes/tcp_socket.h"
+#include "probes/agent/agent.h"
+#include "probes/agent/protocol.h"
+#include "probes/agent/session.h"
+#include "probes/agent/tcp_socket.h"
+#include "probes/rdma/rdma_exchange.h"
+#include "probes/rdma/rdma_link.h"
+#include "probes/rdma/rdma_probe.h"
 
 namespace fabric::probes {
 namespace {
