@@ -44,6 +44,18 @@ Result<uint64_t> parse_uint(std::string_view text, std::string_view what, uint64
   return value;
 }
 
+Result<double> parse_positive(std::string_view text, std::string_view what) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value)) {
+    return bad(what, text, "a number");
+  }
+  if (value <= 0)
+    return Error(ErrorCode::kInvalidArgument, std::string(what), "must be greater than 0");
+  return value;
+}
+
 Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
   static constexpr std::string_view kExpected = "bytes, optionally with K, M or G (binary)";
   double number = 0;

@@ -21,6 +21,8 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::stri
 // A plain unsigned integer within [min, max].
 Result<uint64_t> parse_uint(std::string_view text, std::string_view what, uint64_t min = 0,
                             uint64_t max = UINT64_MAX);
+// A finite number greater than 0: "2.5", "1e3" (thresholds, factors).
+Result<double> parse_positive(std::string_view text, std::string_view what);
 
 // 65536 -> "64 KiB", 1536 -> "1.5 KiB", 100 -> "100 B".
 std::string format_size(uint64_t bytes);

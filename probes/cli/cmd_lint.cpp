@@ -3,49 +3,21 @@
 // GPU-NIC distance on PCIe).
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "common/cli.h"
 #include "common/cuda_runtime.h"
-#include "common/units.h"
 #include "probes/cli/commands.h"
 #include "probes/lint/lint.h"
+#include "probes/lint/lint_args.h"
 #include "probes/lint/lint_collect.h"
 #include "probes/lint/lint_report.h"
 
 namespace fabric::probes {
 namespace {
 
-struct LintArgs {
-  bool json = false;
-  std::vector<std::string> devices;
-  int dscp = kDefaultRoceDscp;
-  std::string expect_netns_mode;
-  std::string min_memlock;
-  std::string root = "/";
-  std::optional<int> gpu;
-  std::string interface;
-};
-
-Result<LintOptions> lint_options(const LintArgs& args) {
-  LintOptions options;
-  options.dscp = static_cast<uint8_t>(args.dscp);
-  if (args.expect_netns_mode == "shared") {
-    options.expect_netns_mode = rdma::NetnsMode::kShared;
-  } else if (args.expect_netns_mode == "exclusive") {
-    options.expect_netns_mode = rdma::NetnsMode::kExclusive;
-  }
-  if (!args.min_memlock.empty()) {
-    FABRIC_ASSIGN_OR_RETURN(options.min_memlock,
-                            units::parse_size(args.min_memlock, "--min-memlock"));
-  }
-  return options;
-}
-
 int run_lint_command(const LintArgs& args) {
-  auto options = lint_options(args);
+  auto options = make_lint_options(args);
   if (!options.ok()) return cli::fail(kProgram, options.error());
   LintSources sources;
   sources.root = args.root;

@@ -4,38 +4,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "common/log.h"
-#include "common/units.h"
 #include "probes/agent/agent.h"
+#include "probes/agent/server_args.h"
 #include "probes/cli/commands.h"
 #include "probes/rdma/rdma_probe.h"
 #include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {
 namespace {
-
-struct ServerArgs {
-  std::string bind;
-  std::optional<std::string> port;
-  std::optional<std::string> max_sessions;
-  std::optional<std::string> handshake_timeout;
-  std::optional<std::string> stop_grace;
-  std::string port_file;
-  std::vector<std::string> allow;
-  std::optional<std::string> token_file;
-  std::optional<std::string> max_client_sessions;
-  std::optional<std::string> max_message_size;
-  std::optional<std::string> max_client_memory;
-  std::optional<std::string> max_session_duration;
-};
 
 // The agent the signal handler stops; request_stop() is async-signal-safe.
 Agent* g_agent = nullptr;
@@ -56,64 +39,8 @@ Result<void> install_signal_handlers() {
   return Ok();
 }
 
-Result<AgentOptions> make_options(const ServerArgs& args) {
-  AgentOptions o;
-  o.bind_address = args.bind;
-  if (args.port) {
-    FABRIC_ASSIGN_OR_RETURN(uint64_t port, units::parse_uint(*args.port, "--port", 0, 65535));
-    o.port = static_cast<uint16_t>(port);
-  }
-  if (args.max_sessions) {
-    FABRIC_ASSIGN_OR_RETURN(o.max_sessions,
-                            units::parse_uint(*args.max_sessions, "--max-sessions", 1, 4096));
-  }
-  auto millis = [](std::chrono::nanoseconds d) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(d);
-  };
-  if (args.handshake_timeout) {
-    FABRIC_ASSIGN_OR_RETURN(auto d,
-                            units::parse_duration(*args.handshake_timeout, "--handshake-timeout"));
-    o.handshake_timeout = millis(d);
-  }
-  if (args.stop_grace) {
-    FABRIC_ASSIGN_OR_RETURN(auto d, units::parse_duration(*args.stop_grace, "--stop-grace"));
-    o.stop_grace = millis(d);
-  }
-  if (o.handshake_timeout.count() <= 0) {
-    return Error(ErrorCode::kInvalidArgument, "--handshake-timeout", "must be positive");
-  }
-  for (const auto& cidr : args.allow) {
-    FABRIC_ASSIGN_OR_RETURN(Cidr parsed, parse_cidr(cidr, "--allow"));
-    o.allow.push_back(parsed);
-  }
-  FABRIC_ASSIGN_OR_RETURN(o.token, load_token(args.token_file));
-  ClientLimits& limits = o.limits;
-  if (args.max_client_sessions) {
-    FABRIC_ASSIGN_OR_RETURN(
-        limits.max_sessions,
-        units::parse_uint(*args.max_client_sessions, "--max-client-sessions", 1, 4096));
-  }
-  if (args.max_message_size) {
-    FABRIC_ASSIGN_OR_RETURN(limits.max_message_bytes,
-                            units::parse_size(*args.max_message_size, "--max-message-size"));
-  }
-  if (args.max_client_memory) {
-    FABRIC_ASSIGN_OR_RETURN(limits.max_memory_bytes,
-                            units::parse_size(*args.max_client_memory, "--max-client-memory"));
-  }
-  if (args.max_session_duration) {
-    FABRIC_ASSIGN_OR_RETURN(
-        auto d, units::parse_duration(*args.max_session_duration, "--max-session-duration"));
-    limits.max_duration = std::chrono::duration_cast<std::chrono::seconds>(d);
-    if (limits.max_duration.count() < 1) {
-      return Error(ErrorCode::kInvalidArgument, "--max-session-duration", "must be at least 1 s");
-    }
-  }
-  return o;
-}
-
 int run_server(const ServerArgs& args, const CLI::App& root) {
-  auto options = make_options(args);
+  auto options = make_agent_options(args);
   if (!options.ok()) return cli::fail(kProgram, options.error());
   // The agent's session lines are its access log: shown unless the user chose a level.
   if (root.get_option("--log-level")->count() == 0 && std::getenv(log::kLevelEnv) == nullptr) {

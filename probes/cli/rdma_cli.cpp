@@ -4,7 +4,6 @@
 
 #include "common/cli.h"
 #include "common/log.h"
-#include "common/units.h"
 #include "probes/cli/commands.h"
 #include "probes/rdma/rdma_probe.h"
 
@@ -92,12 +91,8 @@ int run_rdma_command(RdmaTest test, const RdmaArgs& args) {
   std::string out = options->json ? render_rdma_bw_json(*report) : render_rdma_bw_text(*report);
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
-  if (report->threshold && !report->threshold->passed) {
-    double measured =
-        report->results.empty()
-            ? 0.0
-            : units::bytes_per_second_to_gbps(report->results.back().avg_bytes_per_s());
-    return cli::fail(kProgram, below_threshold_error(*report->threshold, measured));
+  if (auto verdict = rdma_bw_verdict(*report); !verdict.ok()) {
+    return cli::fail(kProgram, verdict.error());
   }
   return kExitOk;
 }

@@ -1,6 +1,5 @@
 #include "probes/rdma/rdma_options.h"
 
-#include <charconv>
 #include <cmath>
 
 #include "common/json.h"
@@ -79,17 +78,6 @@ Result<void> check_size(uint64_t size, const std::string& what) {
                              units::format_size(kMaxMessageBytes));
   }
   return Ok();
-}
-
-Result<double> parse_positive_double(std::string_view text, const std::string& what) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value)) {
-    return invalid(what, "invalid value '" + std::string(text) + "' (expected a number)");
-  }
-  if (value <= 0) return invalid(what, "must be greater than 0");
-  return value;
 }
 
 // Combinations and ranges shared by both paths; the single values are already parsed.
@@ -345,10 +333,10 @@ Result<RdmaOptions> make_rdma_options(RdmaTest test, const RdmaArgs& a) {
     FABRIC_ASSIGN_OR_RETURN(o.gpu, parse_ranged<int>(a.gpu, "--gpu", 0, 1023, 0));
   }
   if (a.min_bw) {
-    FABRIC_ASSIGN_OR_RETURN(o.min_bw_gbps, parse_positive_double(*a.min_bw, "--min-bw"));
+    FABRIC_ASSIGN_OR_RETURN(o.min_bw_gbps, units::parse_positive(*a.min_bw, "--min-bw"));
   }
   if (a.min_bw_pct) {
-    FABRIC_ASSIGN_OR_RETURN(o.min_bw_pct, parse_positive_double(*a.min_bw_pct, "--min-bw-pct"));
+    FABRIC_ASSIGN_OR_RETURN(o.min_bw_pct, units::parse_positive(*a.min_bw_pct, "--min-bw-pct"));
   }
   if (a.timeout) {
     FABRIC_ASSIGN_OR_RETURN(auto t, units::parse_duration(*a.timeout, "--timeout"));

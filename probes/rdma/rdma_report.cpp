@@ -212,6 +212,14 @@ Error below_threshold_error(const BwThreshold& t, double measured_gbps) {
                    required);
 }
 
+Result<void> rdma_bw_verdict(const RdmaBwReport& report) {
+  if (!report.threshold || report.threshold->passed) return Ok();
+  double measured = report.results.empty()
+                        ? 0.0
+                        : units::bytes_per_second_to_gbps(report.results.back().avg_bytes_per_s());
+  return below_threshold_error(*report.threshold, measured);
+}
+
 void write_rdma_bw_json(json::Writer& w, const RdmaBwReport& r) {
   w.begin_object().field("schema_version", json::kSchemaVersion).field("test", "rdma_bw");
   write_agent(w, r.agent);

@@ -125,6 +125,8 @@ Result<std::optional<BwThreshold>> evaluate_threshold(const RdmaOptions& options
                                                       std::optional<double> link_speed_gbps);
 // The error (kBelowThreshold, exit 3) for a threshold that was missed.
 Error below_threshold_error(const BwThreshold& threshold, double measured_gbps);
+// `fabric-probe bw`'s verdict: that error when the report's threshold was missed, else Ok.
+Result<void> rdma_bw_verdict(const RdmaBwReport& report);
 
 void write_rdma_bw_json(json::Writer& w, const RdmaBwReport& report);
 void write_rdma_lat_json(json::Writer& w, const RdmaLatReport& report);

@@ -109,6 +109,19 @@ std::string render_tcp_lat_json(const TcpLatReport& report, bool pretty) {
   return w.str();
 }
 
+std::string render_tcp_json(const TcpBwReport* bw, const TcpLatReport* lat) {
+  if (bw == nullptr) return render_tcp_lat_json(*lat);
+  if (lat == nullptr) return render_tcp_bw_json(*bw);
+  json::Writer w;
+  w.begin_object().field("schema_version", json::kSchemaVersion).field("test", "tcp");
+  w.key("tcp_bw");
+  write_tcp_bw_json(w, *bw);
+  w.key("tcp_lat");
+  write_tcp_lat_json(w, *lat);
+  w.end_object();
+  return w.str();
+}
+
 std::string render_tcp_bw_text(const TcpBwReport& report) {
   const TcpBwOptions& o = report.options;
   std::string out = "tcp_bw to " + report.agent.endpoint + " (agent " + report.agent.hostname +

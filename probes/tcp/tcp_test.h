@@ -113,6 +113,9 @@ void write_tcp_bw_json(json::Writer& w, const TcpBwReport& report);
 void write_tcp_lat_json(json::Writer& w, const TcpLatReport& report);
 std::string render_tcp_bw_json(const TcpBwReport& report, bool pretty = true);
 std::string render_tcp_lat_json(const TcpLatReport& report, bool pretty = true);
+// `fabric-probe tcp --json`: one report as above, or with both,
+// {"schema_version", "test": "tcp", "tcp_bw": {...}, "tcp_lat": {...}}. One must be given.
+std::string render_tcp_json(const TcpBwReport* bw, const TcpLatReport* lat);
 std::string render_tcp_bw_text(const TcpBwReport& report);
 std::string render_tcp_lat_text(const TcpLatReport& report);
 

@@ -42,6 +42,17 @@ TEST(Units, UintRangeIsEnforced) {
   EXPECT_FALSE(parse_uint("4x", "--qps").ok());
 }
 
+TEST(Units, PositiveNumbers) {
+  EXPECT_DOUBLE_EQ(*parse_positive("2.5", "--outlier-threshold"), 2.5);
+  EXPECT_DOUBLE_EQ(*parse_positive("1e3", "--min-bw"), 1000.0);
+  for (const char* bad : {"", "0", "-1", "fast", "1x", "inf", "nan"}) {
+    auto r = parse_positive(bad, "--min-bw");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(r.error().message().rfind("--min-bw: ", 0), 0u) << r.error().message();
+  }
+}
+
 TEST(Units, FormatSize) {
   EXPECT_EQ(format_size(100), "100 B");
   EXPECT_EQ(format_size(65536), "64 KiB");

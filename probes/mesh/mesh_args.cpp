@@ -1,0 +1,90 @@
+#include "probes/mesh/mesh_args.h"
+
+#include <chrono>
+#include <string_view>
+
+#include "common/units.h"
+#include "probes/agent/auth.h"
+#include "probes/agent/protocol.h"
+
+namespace fabric::probes {
+
+Result<MeshOptions> make_mesh_options(const MeshArgs& a) {
+  MeshOptions o;
+  uint16_t default_port = kDefaultAgentPort;
+  if (a.port) {
+    FABRIC_ASSIGN_OR_RETURN(uint64_t port, units::parse_uint(*a.port, "--port", 1, 65535));
+    default_port = static_cast<uint16_t>(port);
+  }
+  FABRIC_ASSIGN_OR_RETURN(o.hosts, load_mesh_hosts(a.hosts, default_port));
+
+  MeshTestSettings s;
+  if (a.duration) {
+    FABRIC_ASSIGN_OR_RETURN(auto d, units::parse_duration(*a.duration, "--duration"));
+    s.duration_s = units::seconds(d);
+    if (!(*s.duration_s > 0)) {
+      return Error(ErrorCode::kInvalidArgument, "--duration", "must be positive");
+    }
+  } else {
+    s.duration_s = 3.0; // a mesh has many pairs: shorter than a single test's 10 s
+  }
+  if (a.size) {
+    FABRIC_ASSIGN_OR_RETURN(s.size, units::parse_size(*a.size, "--size"));
+  }
+  if (a.iters) {
+    FABRIC_ASSIGN_OR_RETURN(s.iters, units::parse_uint(*a.iters, "--iters", 1));
+  }
+  if (a.streams) {
+    FABRIC_ASSIGN_OR_RETURN(s.streams, units::parse_uint(*a.streams, "--streams", 1, 128));
+  }
+  if (a.params) s.extra_params_json = *a.params;
+
+  std::string_view rest = a.tests;
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    std::string name(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+    if (name.empty()) continue;
+    FABRIC_ASSIGN_OR_RETURN(MeshTest test, make_mesh_test(name, s));
+    o.tests.push_back(std::move(test));
+  }
+  if (o.tests.empty()) return Error(ErrorCode::kInvalidArgument, "--test", "names no test");
+
+  if (a.pair_timeout) {
+    FABRIC_ASSIGN_OR_RETURN(auto t, units::parse_duration(*a.pair_timeout, "--pair-timeout"));
+    o.pair_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(t);
+  } else {
+    // Enough for the test itself plus connection set-up and a slow agent.
+    o.pair_timeout = std::chrono::milliseconds(static_cast<int64_t>(*s.duration_s * 1000)) +
+                     std::chrono::seconds(60);
+  }
+  if (o.pair_timeout.count() < 1000 ||
+      o.pair_timeout.count() <= static_cast<int64_t>(*s.duration_s * 1000)) {
+    return Error(ErrorCode::kInvalidArgument, "--pair-timeout",
+                 "must be at least 1 s and longer than --duration");
+  }
+  if (a.outlier_threshold) {
+    FABRIC_ASSIGN_OR_RETURN(o.outlier_threshold,
+                            units::parse_positive(*a.outlier_threshold, "--outlier-threshold"));
+  }
+  o.retest = !a.no_retest;
+  FABRIC_ASSIGN_OR_RETURN(o.token, load_token(a.token_file));
+  return o;
+}
+
+Result<void> mesh_verdict(const std::vector<MeshReport>& reports) {
+  std::size_t failed = 0, flagged = 0;
+  for (const auto& r : reports) {
+    failed += r.failures.size();
+    flagged += r.outliers.cells.size() + r.outliers.hosts.size();
+  }
+  if (failed > 0) {
+    return Error(ErrorCode::kSystem, "mesh", std::to_string(failed) + " pairs without a result");
+  }
+  if (flagged > 0) {
+    return Error(ErrorCode::kBelowThreshold, "mesh", std::to_string(flagged) + " outliers flagged");
+  }
+  return Ok();
+}
+
+} // namespace fabric::probes
