@@ -66,6 +66,24 @@ Result<Context> open_device(ibv_device* device) {
   return ctx;
 }
 
+Result<ibv_device_attr> query_device(ibv_context* context) {
+  ibv_device_attr attr{};
+  if (int rc = ibv_query_device(context, &attr); rc != 0) {
+    return Error::from_errno(rc, "ibv_query_device", ibv_get_device_name(context->device));
+  }
+  return attr;
+}
+
+Result<ibv_port_attr> query_port(ibv_context* context, uint8_t port) {
+  ibv_port_attr attr{};
+  if (int rc = ibv_query_port(context, port, &attr); rc != 0) {
+    return Error::from_errno(rc, "ibv_query_port",
+                             std::string(ibv_get_device_name(context->device)) + " port " +
+                                 std::to_string(port));
+  }
+  return attr;
+}
+
 Result<ProtectionDomain> alloc_pd(ibv_context* context) {
   errno = 0;
   ProtectionDomain pd(ibv_alloc_pd(context));
@@ -118,6 +136,17 @@ Result<MemoryRegion> reg_mr(ibv_pd* pd, void* addr, std::size_t length, int acce
       e.with_hint("registering memory pins it: raise the memlock limit (ulimit -l unlimited)");
     }
     return e;
+  }
+  return mr;
+}
+
+Result<MemoryRegion> reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, std::size_t length, uint64_t iova,
+                                   int fd, int access) {
+  errno = 0;
+  MemoryRegion mr(ibv_reg_dmabuf_mr(pd, offset, length, iova, fd, access));
+  if (!mr) {
+    return Error::from_errno(errno_or(EINVAL), "ibv_reg_dmabuf_mr",
+                             std::to_string(length) + " bytes");
   }
   return mr;
 }

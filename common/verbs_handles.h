@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,9 @@ private:
 };
 
 Result<Context> open_device(ibv_device* device);
+// ibv_query_device and ibv_query_port return an errno value; errors name the device.
+Result<ibv_device_attr> query_device(ibv_context* context);
+Result<ibv_port_attr> query_port(ibv_context* context, uint8_t port);
 Result<ProtectionDomain> alloc_pd(ibv_context* context);
 Result<CompletionChannel> create_comp_channel(ibv_context* context);
 Result<CompletionQueue> create_cq(ibv_context* context, int entries,
@@ -80,6 +84,10 @@ Result<void> req_notify_cq(ibv_cq* cq);
 // it; the CQ it came from, whose notification must be asked for again.
 Result<ibv_cq*> take_cq_event(ibv_comp_channel* channel);
 Result<MemoryRegion> reg_mr(ibv_pd* pd, void* addr, std::size_t length, int access);
+// Registers `length` bytes of the dma-buf `fd` from `offset`, addressed by the peer as
+// `iova` (GPU memory exported by its driver; rdma-core >= 34).
+Result<MemoryRegion> reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, std::size_t length, uint64_t iova,
+                                   int fd, int access);
 Result<QueuePair> create_qp(ibv_pd* pd, ibv_qp_init_attr* attr);
 
 } // namespace fabric::verbs

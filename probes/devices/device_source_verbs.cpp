@@ -64,19 +64,14 @@ private:
     info.node_type = ibv_node_type_str(device->node_type);
     info.transport = transport_name(device->transport_type);
     FABRIC_ASSIGN_OR_RETURN(verbs::Context ctx, verbs::open_device(device));
-    ibv_device_attr attr{};
-    if (int rc = ibv_query_device(ctx.get(), &attr); rc != 0) {
-      return Error::from_errno(rc, "ibv_query_device");
-    }
+    FABRIC_ASSIGN_OR_RETURN(ibv_device_attr attr, verbs::query_device(ctx.get()));
     info.node_guid = format_guid(attr.node_guid);
     info.fw_version = attr.fw_ver;
 
     uint64_t gid_capacity = 0;
     for (uint32_t p = 1; p <= attr.phys_port_cnt; ++p) {
-      ibv_port_attr port{};
-      if (int rc = ibv_query_port(ctx.get(), static_cast<uint8_t>(p), &port); rc != 0) {
-        return Error::from_errno(rc, "ibv_query_port", "port " + std::to_string(p));
-      }
+      FABRIC_ASSIGN_OR_RETURN(ibv_port_attr port,
+                              verbs::query_port(ctx.get(), static_cast<uint8_t>(p)));
       PortInfo pi;
       pi.number = p;
       pi.state = port_state_name(port.state);

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
 #include <mutex>
 #include <utility>
@@ -196,14 +195,10 @@ Result<verbs::MemoryRegion> GpuBuffer::register_dmabuf(ibv_pd* pd, int access) c
                  "CUresult " + std::to_string(rc));
   }
   UniqueFd dmabuf(fd);
-  errno = 0;
-  verbs::MemoryRegion mr(
-      ibv_reg_dmabuf_mr(pd, 0, size_, reinterpret_cast<uintptr_t>(aligned_), dmabuf.get(), access));
-  if (!mr) {
-    return Error::from_errno(errno != 0 ? errno : EINVAL, "ibv_reg_dmabuf_mr",
-                             std::to_string(size_) + " bytes of GPU " + std::to_string(gpu_));
-  }
-  return mr;
+  // The region's iova is the buffer's own address: the one the peer is told to write to.
+  const auto address = reinterpret_cast<uintptr_t>(aligned_);
+  return verbs::reg_dmabuf_mr(pd, 0, size_, address, dmabuf.get(), access)
+      .context("GPU " + std::to_string(gpu_));
 }
 
 } // namespace fabric::probes

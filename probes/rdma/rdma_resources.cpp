@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,14 +34,14 @@ Result<std::unique_ptr<RdmaResources>> RdmaResources::open(const std::string& de
   FABRIC_ASSIGN_OR_RETURN(auto list, verbs::DeviceList::get());
   FABRIC_ASSIGN_OR_RETURN(ibv_device * dev, list.find(device));
   std::unique_ptr<RdmaResources> r(new RdmaResources());
-  errno = 0;
-  r->owned_context_.reset(ibv_open_device(dev));
-  if (!r->owned_context_) {
-    int err = errno != 0 ? errno : ENODEV;
+  auto context = verbs::open_device(dev);
+  if (!context.ok()) {
     TriageFacts facts;
     facts.device = device;
-    return triage_error(RdmaStep::kOpenDevice, "ibv_open_device " + device, err, facts);
+    return triage_error(RdmaStep::kOpenDevice, "ibv_open_device " + device,
+                        context.error().sys_errno(), facts);
   }
+  r->owned_context_ = std::move(*context);
   r->context_ = r->owned_context_.get();
   FABRIC_TRY(r->allocate(port, spec));
   return r;
@@ -62,16 +61,12 @@ Result<void> RdmaResources::allocate(uint32_t port, const ResourceSpec& spec) {
   spec_ = spec;
   port_ = port;
   device_name_ = ibv_get_device_name(context_->device);
-  if (int rc = ibv_query_device(context_, &device_attr_); rc != 0) {
-    return Error::from_errno(rc, "ibv_query_device", device_name_);
-  }
+  FABRIC_ASSIGN_OR_RETURN(device_attr_, verbs::query_device(context_));
   if (port < 1 || port > device_attr_.phys_port_cnt) {
     return Error(ErrorCode::kNotFound, "--ib-port " + std::to_string(port),
                  device_name_ + " has " + std::to_string(device_attr_.phys_port_cnt) + " port(s)");
   }
-  if (int rc = ibv_query_port(context_, static_cast<uint8_t>(port), &port_attr_); rc != 0) {
-    return Error::from_errno(rc, "ibv_query_port", device_name_ + " port " + std::to_string(port));
-  }
+  FABRIC_ASSIGN_OR_RETURN(port_attr_, verbs::query_port(context_, static_cast<uint8_t>(port)));
   if (port_attr_.state != IBV_PORT_ACTIVE) {
     return Error(ErrorCode::kUnsupported, device_name_ + " port " + std::to_string(port),
                  "is " + rdma::port_state_name(port_attr_.state) + ", not ACTIVE")
@@ -149,13 +144,13 @@ Result<void> RdmaResources::allocate(uint32_t port, const ResourceSpec& spec) {
     base_ = host_.get();
     // Touching every page now keeps page faults out of the measurement.
     std::memset(base_, 0, total);
-    errno = 0;
-    mr_.reset(ibv_reg_mr(pd_.get(), base_, total, kAccess));
-    if (!mr_) {
-      int err = errno != 0 ? errno : ENOMEM;
+    auto mr = verbs::reg_mr(pd_.get(), base_, total, kAccess);
+    if (!mr.ok()) {
       return triage_error(RdmaStep::kRegisterMemory,
-                          "ibv_reg_mr of " + std::to_string(total) + " bytes", err, facts);
+                          "ibv_reg_mr of " + std::to_string(total) + " bytes",
+                          mr.error().sys_errno(), facts);
     }
+    mr_ = std::move(*mr);
   }
   return Ok();
 }
@@ -178,25 +173,22 @@ Result<void> RdmaResources::create_qps() {
   for (uint32_t i = 0; i < spec_.qps; ++i) {
     ibv_qp_init_attr attr = qp_init_attr();
     if (i > 0) attr.cap.max_inline_data = max_inline_;
-    errno = 0;
-    verbs::QueuePair qp(ibv_create_qp(pd_.get(), &attr));
-    if (!qp && i == 0 && attr.cap.max_inline_data > 0) {
+    auto qp = verbs::create_qp(pd_.get(), &attr);
+    if (!qp.ok() && i == 0 && attr.cap.max_inline_data > 0) {
       // Not every device takes inline data (or that much of it): go without.
       spec_.max_inline = 0;
       attr = qp_init_attr();
-      errno = 0;
-      qp.reset(ibv_create_qp(pd_.get(), &attr));
+      qp = verbs::create_qp(pd_.get(), &attr);
     }
-    if (!qp) {
-      int err = errno != 0 ? errno : ENOMEM;
+    if (!qp.ok()) {
       TriageFacts facts;
       facts.device = device_name_;
       facts.port = port_;
-      return triage_error(RdmaStep::kCreateQp, "ibv_create_qp", err, facts);
+      return triage_error(RdmaStep::kCreateQp, "ibv_create_qp", qp.error().sys_errno(), facts);
     }
     if (i == 0) max_inline_ = attr.cap.max_inline_data;
-    qps_.push_back(qp.get());
-    owned_qps_.push_back(std::move(qp));
+    qps_.push_back(qp->get());
+    owned_qps_.push_back(std::move(*qp));
   }
   return Ok();
 }
