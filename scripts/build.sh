@@ -19,8 +19,8 @@ optimised=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-
   "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 case "$flavour" in
   release) flags=("${optimised[@]}") ;;
-  # Sanitized trees build with -Og: under ASan it compiles in half the time of -O1 (45 s
-  # against 20 s for nccltest/run.cpp), and its reports keep every frame.
+  # Sanitized trees build with -Og: under ASan it compiles in a third less time than -O1
+  # (57 s against 87 s for six library files sampled), and its reports keep every frame.
   asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DFABRIC_SANITIZE=ON
                "-DCMAKE_CXX_FLAGS_DEBUG=-Og -g1" "-DCMAKE_C_FLAGS_DEBUG=-Og -g1") ;;
   # The libFuzzer targets need clang (tests/fuzz/CMakeLists.txt); optimised like release.

@@ -4,9 +4,17 @@
 #include <rapidjson/writer.h>
 
 #include "common/json.h"
+#include "common/units.h"
 #include "probes/agent/auth.h"
 
 namespace fabric::probes {
+
+Result<uint16_t> parse_agent_port(const std::optional<std::string>& flag) {
+  if (!flag) return kDefaultAgentPort;
+  FABRIC_ASSIGN_OR_RETURN(uint64_t port, units::parse_uint(*flag, "--port", 1, 65535));
+  return static_cast<uint16_t>(port);
+}
+
 namespace {
 
 using StringWriter = rapidjson::Writer<rapidjson::StringBuffer>;

@@ -33,6 +33,10 @@ inline constexpr const char* kProtocolName = "fabric-probe";
 inline constexpr int kProtocolVersion = 2;
 inline constexpr uint16_t kDefaultAgentPort = 18515; // perftest's default port
 
+// A client's --port: the agent's port for hosts named without one; kDefaultAgentPort when
+// the flag was not given.
+Result<uint16_t> parse_agent_port(const std::optional<std::string>& flag);
+
 // Test names the agent dispatches on. "attach" is not a test: it joins a data connection
 // to a running session (see AgentSession::accept_streams).
 inline constexpr const char* kRunTest = "run";

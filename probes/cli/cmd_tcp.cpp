@@ -6,7 +6,6 @@
 #include <string>
 
 #include "common/cli.h"
-#include "probes/agent/auth.h"
 #include "probes/cli/commands.h"
 #include "probes/tcp/tcp_args.h"
 #include "probes/tcp/tcp_test.h"
@@ -19,9 +18,7 @@ int run_tcp(const TcpArgs& args) {
   if (!plan.ok()) return cli::fail(kProgram, plan.error());
   const std::string& host = plan->agent.host;
   const uint16_t port = plan->agent.port;
-  auto token = load_token(args.token_file);
-  if (!token.ok()) return cli::fail(kProgram, token.error());
-  const Token* presented = *token ? &**token : nullptr;
+  const Token* presented = plan->token ? &*plan->token : nullptr;
 
   std::optional<TcpBwReport> bw;
   std::optional<TcpLatReport> lat;

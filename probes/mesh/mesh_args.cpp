@@ -11,11 +11,7 @@ namespace fabric::probes {
 
 Result<MeshOptions> make_mesh_options(const MeshArgs& a) {
   MeshOptions o;
-  uint16_t default_port = kDefaultAgentPort;
-  if (a.port) {
-    FABRIC_ASSIGN_OR_RETURN(uint64_t port, units::parse_uint(*a.port, "--port", 1, 65535));
-    default_port = static_cast<uint16_t>(port);
-  }
+  FABRIC_ASSIGN_OR_RETURN(uint16_t default_port, parse_agent_port(a.port));
   FABRIC_ASSIGN_OR_RETURN(o.hosts, load_mesh_hosts(a.hosts, default_port));
 
   MeshTestSettings s;

@@ -4,6 +4,7 @@
 
 #include "common/json.h"
 #include "common/units.h"
+#include "probes/agent/protocol.h"
 #include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
@@ -261,8 +262,7 @@ Result<RdmaOptions> make_rdma_options(RdmaTest test, const RdmaArgs& a) {
   o.test = test;
   const bool bw = test == RdmaTest::kBandwidth;
   if (a.host.empty()) return invalid("HOST", "the agent's host is required");
-  FABRIC_ASSIGN_OR_RETURN(uint16_t default_port,
-                          parse_ranged<uint16_t>(a.port, "--port", 1, 65535, kDefaultAgentPort));
+  FABRIC_ASSIGN_OR_RETURN(uint16_t default_port, parse_agent_port(a.port));
   FABRIC_ASSIGN_OR_RETURN(Endpoint ep, parse_endpoint(a.host, default_port, "HOST"));
   o.host = ep.host;
   o.agent_port = ep.port;

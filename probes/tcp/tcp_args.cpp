@@ -16,11 +16,7 @@ Result<TcpPlan> make_tcp_plan(const TcpArgs& a) {
   } else if (a.mode != "both") {
     return Error(ErrorCode::kInvalidArgument, "--mode", "'" + a.mode + "' is not bw, lat or both");
   }
-  uint16_t default_port = kDefaultAgentPort;
-  if (a.port) {
-    FABRIC_ASSIGN_OR_RETURN(uint64_t port, units::parse_uint(*a.port, "--port", 1, 65535));
-    default_port = static_cast<uint16_t>(port);
-  }
+  FABRIC_ASSIGN_OR_RETURN(uint16_t default_port, parse_agent_port(a.port));
   FABRIC_ASSIGN_OR_RETURN(p.agent, parse_endpoint(a.host, default_port, "HOST"));
   if (a.streams) {
     FABRIC_ASSIGN_OR_RETURN(p.bw.streams, units::parse_uint(*a.streams, "--streams", 1, 128));
@@ -66,6 +62,7 @@ Result<TcpPlan> make_tcp_plan(const TcpArgs& a) {
   }
   if (p.bandwidth) FABRIC_TRY(validate(p.bw));
   if (p.latency) FABRIC_TRY(validate(p.lat));
+  FABRIC_ASSIGN_OR_RETURN(p.token, load_token(a.token_file));
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "probes/agent/auth.h"
 #include "probes/agent/tcp_socket.h"
 #include "probes/tcp/tcp_test.h"
 
@@ -36,9 +37,10 @@ struct TcpPlan {
   TcpBwOptions bw;
   TcpLatOptions lat;
   std::optional<double> min_bw_gbps;
+  std::optional<Token> token; // presented to an agent that asks for one
 };
 
-// Every bad value or combination is an error that names its flag.
+// Reads the token file too. Every bad value or combination is an error that names its flag.
 Result<TcpPlan> make_tcp_plan(const TcpArgs& args);
 
 // Below threshold when the bandwidth test received less than --min-bw, else Ok.
