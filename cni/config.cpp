@@ -16,13 +16,6 @@ namespace {
 
 using rapidjson::Value;
 
-const Value* member(const Value& obj, std::string_view name) {
-  if (!obj.IsObject()) return nullptr;
-  auto it = obj.FindMember(rapidjson::StringRef(name.data(), name.size()));
-  if (it == obj.MemberEnd() || it->value.IsNull()) return nullptr;
-  return &it->value;
-}
-
 Error invalid(std::string field, std::string detail) {
   return Error(ErrorCode::kInvalidConfig, std::move(field), std::move(detail));
 }
@@ -97,7 +90,7 @@ Result<void> check_rdma_device(const std::string& value) {
 Result<std::vector<std::string>> ip_list(const Value& obj, std::string_view path,
                                          std::string_view name) {
   std::vector<std::string> out;
-  const Value* v = member(obj, name);
+  const Value* v = json::find_non_null(obj, name);
   if (v == nullptr) return out;
   std::string field = json::field_path(path, name);
   if (!v->IsArray()) return invalid(field, "must be an array of IP addresses");
@@ -116,10 +109,10 @@ Result<std::vector<std::string>> ip_list(const Value& obj, std::string_view path
 
 Result<std::vector<ValidAttachment>> parse_attachments(const Value& root) {
   const char* key = kValidAttachmentsKey;
-  const Value* list = member(root, key);
+  const Value* list = json::find_non_null(root, key);
   if (list == nullptr) {
     key = kLegacyAttachmentsKey;
-    list = member(root, key);
+    list = json::find_non_null(root, key);
   }
   if (list == nullptr) {
     return invalid(kValidAttachmentsKey,
@@ -144,7 +137,7 @@ Result<std::vector<ValidAttachment>> parse_attachments(const Value& root) {
 }
 
 Result<void> parse_runtime_config(const Value& root, NetConf& conf) {
-  const Value* rc = member(root, "runtimeConfig");
+  const Value* rc = json::find_non_null(root, "runtimeConfig");
   if (rc == nullptr) return Ok();
   if (!rc->IsObject()) return invalid("runtimeConfig", "must be an object");
   const char* path = "runtimeConfig";
@@ -168,10 +161,10 @@ Result<void> parse_runtime_config(const Value& root, NetConf& conf) {
 }
 
 Result<void> parse_args(const Value& root, NetConf& conf) {
-  const Value* args = member(root, "args");
+  const Value* args = json::find_non_null(root, "args");
   if (args == nullptr) return Ok();
   if (!args->IsObject()) return invalid("args", "must be an object");
-  const Value* cni = member(*args, "cni");
+  const Value* cni = json::find_non_null(*args, "cni");
   if (cni == nullptr) return Ok();
   if (!cni->IsObject()) return invalid("args.cni", "must be an object");
   FABRIC_ASSIGN_OR_RETURN(conf.args_ips, ip_list(*cni, "args.cni", "ips"));
@@ -179,7 +172,7 @@ Result<void> parse_args(const Value& root, NetConf& conf) {
 }
 
 Result<void> parse_ipam(const Value& root, NetConf& conf) {
-  const Value* ipam = member(root, "ipam");
+  const Value* ipam = json::find_non_null(root, "ipam");
   if (ipam == nullptr) return Ok();
   if (!ipam->IsObject()) return invalid("ipam", "must be an object");
   FABRIC_ASSIGN_OR_RETURN(auto type, json::get_optional_string(*ipam, "ipam", "type"));
@@ -254,7 +247,7 @@ Result<void> parse_plugin_keys(const Value& root, NetConf& conf, Command command
   FABRIC_TRY(parse_runtime_config(root, conf));
   FABRIC_TRY(parse_args(root, conf));
 
-  if (const Value* prev = member(root, "prevResult"); prev != nullptr) {
+  if (const Value* prev = json::find_non_null(root, "prevResult"); prev != nullptr) {
     if (!prev->IsObject()) return invalid("prevResult", "must be an object");
     conf.prev_result = json::to_string(*prev);
   } else if (command == Command::kCheck) {
@@ -267,7 +260,7 @@ Result<void> parse_plugin_keys(const Value& root, NetConf& conf, Command command
   if (conf.mode == Mode::kExclusive) {
     const char* why = "only applies to mode \"shared\"; mode \"exclusive\" moves the whole "
                       "device into the pod as it is";
-    if (member(root, "macvlanMode") != nullptr) return invalid("macvlanMode", why);
+    if (json::find_non_null(root, "macvlanMode") != nullptr) return invalid("macvlanMode", why);
     if (conf.mac) return invalid("mac", why);
     if (conf.runtime_mac) return invalid("runtimeConfig.mac", why);
   }

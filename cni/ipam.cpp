@@ -3,15 +3,14 @@
 #include <algorithm>
 
 #include <sys/stat.h>
-#include <unistd.h>
+#include <unistd.h> // environ: declared with _GNU_SOURCE, which g++ defines
 
 #include <spdlog/spdlog.h>
 
 #include "cni/version.h"
 #include "common/json.h"
+#include "common/strings.h"
 #include "common/subprocess.h"
-
-extern char** environ;
 
 namespace fabric::cni {
 namespace {
@@ -137,13 +136,6 @@ Result<std::vector<std::string>> versions_from(const std::string& binary, const 
   return versions;
 }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 // The highest version both sides speak that is not newer than the configuration's.
 Result<std::string> negotiate(const std::string& binary, const IpamInvocation& inv,
                               const std::string& config_version) {
@@ -155,8 +147,8 @@ Result<std::string> negotiate(const std::string& binary, const IpamInvocation& i
   }
   if (best.empty()) {
     return Error(ErrorCode::kIncompatibleVersion, "IPAM plugin " + inv.type,
-                 "supports CNI " + joined(theirs) +
-                     ", none of which fabric-cni speaks at or below " + config_version);
+                 "supports CNI " + join(theirs) + ", none of which fabric-cni speaks at or below " +
+                     config_version);
   }
   return best;
 }
@@ -177,7 +169,7 @@ Result<SubprocessResult> delegate(const IpamInvocation& inv, Command command,
     FABRIC_ASSIGN_OR_RETURN(auto theirs, versions_from(binary, inv, config_version));
     if (std::find(theirs.begin(), theirs.end(), config_version) == theirs.end()) {
       return Error(ErrorCode::kUnsupported, plugin_label(inv, command),
-                   "the plugin supports CNI " + joined(theirs) + " but not " + config_version +
+                   "the plugin supports CNI " + join(theirs) + " but not " + config_version +
                        ", which " + std::string(command_name(command)) + " needs");
     }
   }
@@ -230,7 +222,7 @@ Result<std::string> find_plugin(const std::string& type, const std::vector<std::
     }
   }
   return Error(ErrorCode::kNotFound, "IPAM plugin '" + type + "'",
-               "not found in CNI_PATH (searched " + joined(path) + ")")
+               "not found in CNI_PATH (searched " + join(path) + ")")
       .with_hint("install the plugin into one of those directories or fix ipam.type");
 }
 

@@ -2,19 +2,13 @@
 
 #include "common/hw_address.h"
 #include "common/rdma_sysfs.h"
+#include "common/strings.h"
 
 #include <optional>
 #include <vector>
 
 namespace fabric::cni {
 namespace {
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names)
-    out += (out.empty() ? "" : ", ") + n;
-  return out.empty() ? "none" : out;
-}
 
 // Names become sysfs path components: keep "/" and ".." out.
 Result<void> check_component(const std::string& name, const std::string& field) {
@@ -144,7 +138,8 @@ Result<ParentDevice> parent_from_rdma_device(const SysfsReader& sysfs, const std
   if (!sysfs.exists("class/infiniband/" + rdma)) {
     FABRIC_ASSIGN_OR_RETURN(auto present, sysfs.list("class/infiniband"));
     return Error(ErrorCode::kNotFound, "RDMA device " + rdma,
-                 "not in " + sysfs.path("class/infiniband") + " (present: " + join(present) + ")");
+                 "not in " + sysfs.path("class/infiniband") +
+                     " (present: " + (present.empty() ? "none" : join(present)) + ")");
   }
   ParentDevice pd;
   pd.rdma_device = rdma;

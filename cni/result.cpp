@@ -16,16 +16,10 @@ std::string index_path(std::string_view array, std::size_t i) {
   return std::string(array) + "[" + std::to_string(i) + "]";
 }
 
-const Value* member(const Value& obj, std::string_view name) {
-  auto it = obj.FindMember(rapidjson::StringRef(name.data(), name.size()));
-  if (it == obj.MemberEnd() || it->value.IsNull()) return nullptr;
-  return &it->value;
-}
-
 // An optional array member; nullptr when absent or null.
 Result<const Value*> optional_array(const Value& obj, std::string_view path,
                                     std::string_view name) {
-  const Value* v = member(obj, name);
+  const Value* v = json::find_non_null(obj, name);
   if (v != nullptr && !v->IsArray()) {
     return Error(ErrorCode::kInvalidConfig, json::field_path(path, name), "must be an array");
   }
@@ -154,7 +148,7 @@ Result<Route> parse_route(const Value& v, const std::string& path) {
 
 Result<Dns> parse_dns(const Value& obj) {
   Dns dns;
-  const Value* v = member(obj, "dns");
+  const Value* v = json::find_non_null(obj, "dns");
   if (v == nullptr) return dns;
   if (!v->IsObject()) return Error(ErrorCode::kInvalidConfig, "dns", "must be an object");
   FABRIC_ASSIGN_OR_RETURN(dns.nameservers, string_array(*v, "dns", "nameservers"));

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <unistd.h>
 
+#include "cni/config.h"
 #include "common/atomic_file.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -13,10 +14,6 @@ namespace fabric::cni {
 namespace {
 
 constexpr const char* kSuffix = ".json";
-
-const char* mode_name(Mode mode) {
-  return mode == Mode::kExclusive ? "exclusive" : "shared";
-}
 
 } // namespace
 

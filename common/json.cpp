@@ -111,13 +111,18 @@ Error wrong_type(std::string_view path, std::string_view name, const char* expec
                std::string("must be ") + expected);
 }
 
+} // namespace
+
 const rapidjson::Value* find_member(const rapidjson::Value& obj, std::string_view name) {
   if (!obj.IsObject()) return nullptr;
   auto it = obj.FindMember(rapidjson::StringRef(name.data(), name.size()));
   return it == obj.MemberEnd() ? nullptr : &it->value;
 }
 
-} // namespace
+const rapidjson::Value* find_non_null(const rapidjson::Value& obj, std::string_view name) {
+  const rapidjson::Value* v = find_member(obj, name);
+  return v == nullptr || v->IsNull() ? nullptr : v;
+}
 
 Result<const rapidjson::Value*> get_object(const rapidjson::Value& obj, std::string_view path,
                                            std::string_view name) {

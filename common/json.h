@@ -41,6 +41,11 @@ inline constexpr std::size_t kMaxDepth = 64;
 Result<rapidjson::Document> parse(std::string_view text, std::string_view what,
                                   std::size_t max_depth = kMaxDepth);
 
+// A member of `obj`, or nullptr when `obj` is not an object or has no such member.
+const rapidjson::Value* find_member(const rapidjson::Value& obj, std::string_view name);
+// The same, with a null value read as absent (the CNI spec's reading of optional fields).
+const rapidjson::Value* find_non_null(const rapidjson::Value& obj, std::string_view name);
+
 // Typed access to object members. `path` is the object's own location ("" for the root,
 // "ipam" or "runtimeConfig.ips") so that errors name the full field: "ipam.type: ...".
 std::string field_path(std::string_view path, std::string_view name);

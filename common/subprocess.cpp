@@ -7,11 +7,9 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
+#include <unistd.h> // environ: declared with _GNU_SOURCE, which g++ defines
 
 #include "common/fd.h"
-
-extern char** environ;
 
 namespace fabric {
 namespace {

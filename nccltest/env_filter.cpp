@@ -2,15 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-
-extern char** environ;
+#include <unistd.h> // environ: declared with _GNU_SOURCE, which g++ defines
 
 namespace fabric::nccltest {
 namespace {
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 bool contains_word(std::string_view name, std::string_view word) {
   auto it = std::search(name.begin(), name.end(), word.begin(), word.end(), [](char a, char b) {
@@ -25,11 +20,11 @@ bool env_name_reported(std::string_view name) {
   static constexpr std::string_view kPrefixes[] = {"NCCL_", "CUDA_", "UCX_", "OMPI_", "PMIX_"};
   static constexpr std::string_view kSecrets[] = {"KEY", "TOKEN", "SECRET", "PASSWORD"};
   bool wanted = std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
-                            [&](std::string_view p) { return starts_with(name, p); });
+                            [&](std::string_view p) { return name.starts_with(p); });
   if (!wanted) return false;
   // Open MPI and PMIx export dozens of variables, some of them with credentials for their
   // own daemons (PMIX_SECURITY_CREDENTIAL...): of theirs, only the rank placement.
-  if (starts_with(name, "OMPI_") || starts_with(name, "PMIX_")) {
+  if (name.starts_with("OMPI_") || name.starts_with("PMIX_")) {
     static constexpr std::string_view kRankVariables[] = {"OMPI_COMM_WORLD_RANK",
                                                           "OMPI_COMM_WORLD_SIZE",
                                                           "OMPI_COMM_WORLD_LOCAL_RANK",

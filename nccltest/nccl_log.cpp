@@ -1,4 +1,5 @@
 #include "nccltest/nccl_log.h"
+#include "common/strings.h"
 
 #include <dirent.h>
 
@@ -8,18 +9,6 @@
 
 namespace fabric::nccltest {
 namespace {
-
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' '))
-    s.remove_suffix(1);
-  while (!s.empty() && s.front() == ' ')
-    s.remove_prefix(1);
-  return s;
-}
 
 // "[0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB ..." -> mlx5_0:1/RoCE, mlx5_1:1/RoCE
 std::vector<std::string> using_list(std::string_view rest) {
@@ -51,31 +40,31 @@ std::optional<int> int_after(std::string_view s, std::string_view marker) {
 }
 
 void parse_info(std::string_view m, TransportReport& r) {
-  if (starts_with(m, "Using network ")) {
+  if (m.starts_with("Using network ")) {
     r.network = std::string(trim(m.substr(14)));
-  } else if (starts_with(m, "NET/IB : Using")) {
+  } else if (m.starts_with("NET/IB : Using")) {
     r.ib_devices = using_list(m.substr(14));
-  } else if (starts_with(m, "NET/Socket : Using")) {
+  } else if (m.starts_with("NET/Socket : Using")) {
     r.socket_devices = using_list(m.substr(18));
-  } else if (starts_with(m, "Channel ") && m.find(" via ") != std::string_view::npos) {
+  } else if (m.starts_with("Channel ") && m.find(" via ") != std::string_view::npos) {
     std::string_view via = m.substr(m.find(" via ") + 5);
-    if (starts_with(via, "NET/")) {
+    if (via.starts_with("NET/")) {
       ++r.net_channels;
       bool gdr = via.find("/GDRDMA") != std::string_view::npos;
       // On only when every NET channel reads GPU memory directly.
       r.gpudirect_rdma = (r.net_channels == 1 ? true : r.gpudirect_rdma.value_or(true)) && gdr;
-    } else if (starts_with(via, "P2P")) {
+    } else if (via.starts_with("P2P")) {
       ++r.p2p_channels;
-    } else if (starts_with(via, "SHM")) {
+    } else if (via.starts_with("SHM")) {
       ++r.shm_channels;
     }
   } else if (m.find("GPU Direct RDMA Enabled") != std::string_view::npos) {
     if (!r.gpudirect_rdma.has_value()) r.gpudirect_rdma = true;
   } else if (m.find("GPU Direct RDMA Disabled") != std::string_view::npos) {
     r.gpudirect_rdma = false;
-  } else if (starts_with(m, "NCCL_IB_TC set by environment to ")) {
+  } else if (m.starts_with("NCCL_IB_TC set by environment to ")) {
     r.traffic_class = int_after(m, "to ");
-  } else if (starts_with(m, "NCCL_IB_GID_INDEX set by environment to ")) {
+  } else if (m.starts_with("NCCL_IB_GID_INDEX set by environment to ")) {
     r.gid_index = int_after(m, "to ");
   } else if (m.find("qp_num") != std::string_view::npos ||
              m.find(" qpn ") != std::string_view::npos) {
@@ -145,7 +134,7 @@ std::string read_nccl_logs(const std::string& directory, const std::string& pref
   std::vector<std::string> names;
   while (dirent* e = ::readdir(dir)) {
     std::string name = e->d_name;
-    if (starts_with(name, prefix)) names.push_back(name);
+    if (name.starts_with(prefix)) names.push_back(name);
   }
   ::closedir(dir);
   std::sort(names.begin(), names.end());

@@ -1,19 +1,13 @@
 #include "pfc/apply.h"
 
 #include "common/json.h"
+#include "common/strings.h"
 
 namespace fabric::pfc {
 namespace {
 
 bool is_host_knob(std::string_view attribute) {
   return attribute.starts_with("ecn.") || attribute.starts_with("rdma.");
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items)
-    out += (out.empty() ? "" : std::string(sep)) + item;
-  return out;
 }
 
 std::string plural(size_t n, const char* one, const char* many) {

@@ -20,7 +20,7 @@ constexpr std::string_view kEcnNp = "ecn.roce_np";
 constexpr std::string_view kEcnRp = "ecn.roce_rp";
 constexpr std::string_view kCmTos = "rdma.cm_default_tos";
 constexpr std::string_view kCmMode = "rdma.cm_default_roce_mode";
-constexpr std::string_view kTrafficClass = "rdma.traffic_class";
+constexpr std::string_view kRdmaTrafficClass = "rdma.traffic_class";
 
 // Relative to the sys root.
 std::string ecn_dir(const std::string& dev, std::string_view point) {
@@ -227,7 +227,7 @@ std::string knob_unavailable_reason(std::string_view attribute, const std::strin
   } else if (!host.rdma_port) {
     why += "cannot tell which port of " + rdma_device + " serves " + dev + ": " +
            host.rdma_port_problem;
-  } else if (attribute == kTrafficClass) {
+  } else if (attribute == kRdmaTrafficClass) {
     why += "no /sys/" + traffic_class_file(rdma_device, *host.rdma_port) +
            "; MLNX_OFED's mlx5 driver provides it";
   } else {
@@ -358,7 +358,7 @@ Result<KnobReport> HostKnobs::apply(const std::string& dev,
   settle(
       kCmMode, current.cm_default_roce_mode, wanted.cm_default_roce_mode, text,
       [&](const std::string&, const std::string& to) { return cm_write("default_roce_mode", to); });
-  settle(kTrafficClass, current.rdma_traffic_class, wanted.rdma_traffic_class, number,
+  settle(kRdmaTrafficClass, current.rdma_traffic_class, wanted.rdma_traffic_class, number,
          [&](uint8_t, uint8_t to) {
            return write_file(
                sys.path(traffic_class_file(current.rdma_device, current.rdma_port.value_or(0))),

@@ -16,6 +16,7 @@
 
 #include "common/build_info.h"
 #include "common/json.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "probes/agent/agent_handshake.h"
 #include "probes/agent/tcp_socket.h"
@@ -51,13 +52,6 @@ std::string host_name() {
 
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names)
-    out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 double seconds_since(Clock::time_point start) {

@@ -4,21 +4,10 @@
 
 #include "common/atomic_file.h"
 #include "common/crypto.h"
+#include "common/strings.h"
 
 namespace fabric::probes {
 namespace {
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && is_space(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back()))
-    text.remove_suffix(1);
-  return text;
-}
 
 std::string proof_message(ProofSide side, std::string_view agent_nonce,
                           std::string_view client_nonce, std::string_view hello_text) {

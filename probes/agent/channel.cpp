@@ -6,24 +6,19 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Milliseconds left until `deadline`, at least 0, for poll().
-int remaining_ms(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() < 0 ? 0 : static_cast<int>(left.count());
-}
-
 // Waits until `fd` is ready for `events`, or the deadline passes.
 Result<void> wait_ready(int fd, short events, Clock::time_point deadline, const std::string& peer,
                         const char* what) {
   for (;;) {
     pollfd p{fd, events, 0};
-    int n = ::poll(&p, 1, remaining_ms(deadline));
+    int n = ::poll(&p, 1, poll_timeout_ms(deadline));
     if (n > 0) return Ok();
     if (n == 0) {
       return Error(ErrorCode::kTimeout, what, "no progress from " + peer + " before the deadline");

@@ -33,18 +33,13 @@ Result<AddrinfoPtr> resolve(const std::string& host, uint16_t port, int flags,
   return resolve_address(host, std::to_string(port), hints, timeout);
 }
 
-int remaining_ms(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() < 0 ? 0 : static_cast<int>(left.count());
-}
-
 // One non-blocking connect() bounded by `deadline`; returns the errno (0 = connected).
 int connect_one(int fd, const addrinfo* ai, Clock::time_point deadline) {
   if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) return 0;
   if (errno != EINPROGRESS) return errno;
   for (;;) {
     pollfd p{fd, POLLOUT, 0};
-    int n = ::poll(&p, 1, remaining_ms(deadline));
+    int n = ::poll(&p, 1, poll_timeout_ms(deadline));
     if (n == 0) return ETIMEDOUT;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -229,6 +224,11 @@ Result<UniqueFd> listen_tcp(const std::string& bind_address, uint16_t port, int 
     return listen_on("0.0.0.0", port, backlog);
   }
   return dual;
+}
+
+int poll_timeout_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() < 0 ? 0 : static_cast<int>(left.count());
 }
 
 Result<void> set_blocking(int fd, bool blocking) {

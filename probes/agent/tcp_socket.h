@@ -53,6 +53,10 @@ Result<UniqueFd> listen_tcp(const std::string& bind_address, uint16_t port, int 
 // The local port a socket is bound to.
 Result<uint16_t> bound_port(int fd);
 
+// Milliseconds left until `deadline`, at least 0: the timeout of a poll() that must not
+// outlast it.
+int poll_timeout_ms(std::chrono::steady_clock::time_point deadline);
+
 // Clears or sets O_NONBLOCK.
 Result<void> set_blocking(int fd, bool blocking);
 

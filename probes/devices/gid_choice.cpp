@@ -12,6 +12,7 @@
 
 #include "common/fd.h"
 #include "common/rdma_sysfs.h"
+#include "common/strings.h"
 
 namespace fabric::probes {
 using rdma::GidEntry;
@@ -36,13 +37,6 @@ struct Match {
 bool parse_u32(const std::string& text, uint32_t& out) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && end == text.data() + text.size();
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items)
-    out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 std::string where(const PortTable& table, const GidEntry& entry) {

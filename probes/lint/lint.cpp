@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/strings.h"
 #include "common/units.h"
 #include "pfc/dcb_format.h"
 
@@ -28,13 +29,6 @@ LintCheck make(std::string_view id, Verdict verdict, std::string subject, std::s
 std::string port_subject(const LintPort& p) {
   std::string s = p.device + "/" + std::to_string(p.port);
   return p.netdev.empty() ? s : s + " " + p.netdev;
-}
-
-std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string out;
-  for (const auto& item : items)
-    out += (out.empty() ? "" : separator) + item;
-  return out;
 }
 
 std::string size_text(uint64_t bytes) {

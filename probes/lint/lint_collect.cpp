@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/rdma_sysfs.h"
+#include "common/strings.h"
 #include "common/sysfs.h"
 #include "pfc/dcb_netlink.h"
 #include "pfc/host_knobs.h"
@@ -29,13 +30,6 @@ void add_unique(std::vector<std::string>& names, const std::string& name) {
   if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
     names.push_back(name);
   }
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items)
-    out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 // The RDMA devices to look at: all, or the ones named (each must exist).

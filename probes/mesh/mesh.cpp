@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/json.h"
+#include "common/strings.h"
 #include "probes/agent/protocol.h"
 #include "probes/agent/session.h"
 #include "probes/mesh/mesh_schedule.h"
@@ -18,13 +19,6 @@ namespace fabric::probes {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string trim(std::string_view s) {
-  auto begin = s.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return "";
-  auto end = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(begin, end - begin + 1));
-}
 
 bool looks_like_file(const std::string& arg) {
   return arg.find('/') != std::string::npos || arg.find(',') == std::string::npos;
@@ -78,7 +72,7 @@ Result<std::vector<MeshHost>> load_mesh_hosts(const std::string& arg, uint16_t d
       std::istringstream lines(*text);
       std::string line;
       while (std::getline(lines, line)) {
-        std::string entry = trim(line.substr(0, line.find('#')));
+        std::string entry{trim(line.substr(0, line.find('#')))};
         if (!entry.empty()) entries.push_back(entry);
       }
       return parse_mesh_hosts(entries, default_port, "--hosts " + arg);
@@ -92,7 +86,7 @@ Result<std::vector<MeshHost>> load_mesh_hosts(const std::string& arg, uint16_t d
   std::string_view rest = arg;
   while (!rest.empty()) {
     auto comma = rest.find(',');
-    std::string entry = trim(rest.substr(0, comma));
+    std::string entry{trim(rest.substr(0, comma))};
     if (!entry.empty()) entries.push_back(entry);
     rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
   }

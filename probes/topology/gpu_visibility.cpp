@@ -1,4 +1,5 @@
 #include "probes/topology/gpu_visibility.h"
+#include "common/strings.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,14 +10,6 @@ namespace {
 // Environment values are outside input: a list longer than this is cut, with a note.
 constexpr std::size_t kMaxEntries = 256;
 constexpr std::size_t kMaxEntryLength = 128;
-
-std::string trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-    text.remove_suffix(1);
-  return std::string(text);
-}
 
 // "0, 2,GPU-ab" -> {"0", "2", "GPU-ab"}; "" -> {}.
 std::vector<std::string> split_list(const std::string& value, std::vector<std::string>& notes,
@@ -31,7 +24,7 @@ std::vector<std::string> split_list(const std::string& value, std::vector<std::s
       break;
     }
     const std::size_t comma = value.find(',', start);
-    entries.push_back(trim(std::string_view(value).substr(start, comma - start)));
+    entries.emplace_back(trim(std::string_view(value).substr(start, comma - start)));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

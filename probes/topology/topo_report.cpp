@@ -15,14 +15,14 @@ constexpr PciDistance kLegendOrder[] = {PciDistance::kSelf, PciDistance::kSys, P
                                         PciDistance::kPhb,  PciDistance::kPxb, PciDistance::kPix};
 
 // GPUs, then NICs: the rows and columns of the matrix.
-struct Endpoint {
+struct MatrixDevice {
   std::string name;
   const std::optional<PciFunction>* pci;
   bool gpu;
 };
 
-std::vector<Endpoint> endpoints(const NodeTopology& node) {
-  std::vector<Endpoint> all;
+std::vector<MatrixDevice> matrix_devices(const NodeTopology& node) {
+  std::vector<MatrixDevice> all;
   for (const auto& g : node.gpus)
     all.push_back({g.name, &g.pci, true});
   for (const auto& n : node.nics)
@@ -30,7 +30,7 @@ std::vector<Endpoint> endpoints(const NodeTopology& node) {
   return all;
 }
 
-std::string cell(const Endpoint& a, const Endpoint& b) {
+std::string cell(const MatrixDevice& a, const MatrixDevice& b) {
   if (&a == &b || a.name == b.name) return "X";
   auto d = topo::distance(*a.pci, *b.pci);
   return d ? std::string(topo::distance_name(*d)) : "-";
@@ -106,7 +106,7 @@ void append_devices(std::string& out, const NodeTopology& node) {
 }
 
 void append_matrix(std::string& out, const NodeTopology& node) {
-  const auto all = endpoints(node);
+  const auto all = matrix_devices(node);
   // nvidia-smi separates its columns with tabs: eight columns wide, at least.
   std::size_t width = 8;
   for (const auto& e : all)
@@ -328,7 +328,7 @@ std::string render_topology_json(const NodeTopology& node) {
   w.end_array();
 
   w.key("distances").begin_object();
-  const auto all = endpoints(node);
+  const auto all = matrix_devices(node);
   for (const auto& row : all) {
     w.key(row.name).begin_object();
     for (const auto& column : all) {

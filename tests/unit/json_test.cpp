@@ -98,6 +98,19 @@ TEST(Json, FieldErrorsNameTheFullPath) {
   EXPECT_FALSE(absent->has_value());
 }
 
+TEST(Json, FindMemberReadsNullAsAbsentOnlyWhenAskedTo) {
+  auto doc = parse(R"({"set": 1, "unset": null})", "config");
+  ASSERT_TRUE(doc.ok());
+  ASSERT_NE(find_member(*doc, "set"), nullptr);
+  EXPECT_EQ(find_member(*doc, "set")->GetInt(), 1);
+  ASSERT_NE(find_member(*doc, "unset"), nullptr);
+  EXPECT_EQ(find_non_null(*doc, "unset"), nullptr);
+  EXPECT_EQ(find_member(*doc, "missing"), nullptr);
+  EXPECT_EQ(find_non_null(*doc, "missing"), nullptr);
+  // Not an object: no member, rather than RapidJSON's assertion.
+  EXPECT_EQ(find_non_null((*doc)["set"], "x"), nullptr);
+}
+
 TEST(Json, WriterOutputParsesBackToTheSameValues) {
   Writer w(false);
   w.begin_object()

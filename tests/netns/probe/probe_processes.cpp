@@ -4,14 +4,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
+#include <unistd.h> // environ: declared with _GNU_SOURCE, which g++ defines
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-extern char** environ;
 
 namespace fabric::testing {
 
