@@ -8,12 +8,12 @@
 # committed HEAD is cloned into it, so that nothing built here leaks in. Prints the three
 # wall times; each run's output is kept in the work folder.
 #
-#   scripts/bench/demo_fresh_machine.sh [WORK_DIR]    (default: a new folder under /tmp)
+#   scripts/bench/demo_fresh_machine.sh [WORK_DIR]    (default: a new folder under $TMPDIR or /tmp)
 # Needs root, mmdebstrap, and what the lab needs on the host (/dev/net/tun).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=${1:-$(mktemp -d /tmp/demo-fresh.XXXXXX)}
+WORK=${1:-$(mktemp -d -t demo-fresh.XXXXXX)}
 CHROOT=$WORK/root
 ((EUID == 0)) || { echo "demo_fresh_machine.sh: needs root (chroot, mounts)" >&2; exit 2; }
 command -v mmdebstrap >/dev/null ||
