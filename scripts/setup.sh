@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# setup.sh - install every Debian package fabrickit needs to build, test and run its lab.
+# setup.sh - install every Debian package fabrickit needs to build, test and run its lab,
+# and the npm packages of the unit tier's schema check (tests/deploy/schema/node_modules).
 #
 # Idempotent and quiet: when everything is present it prints nothing and exits 0. It asks
 # apt only for what is missing (one `apt-get update` first, as a fresh machine needs).
@@ -43,36 +44,69 @@ LAB_PACKAGES=(
 # (tests/deploy/kube_play_test.sh), catatonit (a pod's infra container, only recommended
 # by podman) and python3-yaml (the DaemonSet's pod template made a Pod).
 IMAGE_PACKAGES=(podman runc mmdebstrap catatonit python3-yaml)
+# Node.js and npm for the unit tier's schema check of deploy/ (tests/deploy/schema): npm
+# installs Kubernetes' OpenAPI schemas (kubernetes-models) there, pinned by its lockfile.
+# Either counts as present when its command is on PATH: a Node.js from another source
+# brings its own npm, and Debian's npm package would conflict with it.
+NODE_PACKAGES=(nodejs npm)
+SCHEMA_DIR=$(cd "$(dirname "$0")/.." && pwd)/tests/deploy/schema
 
 DEMO_PACKAGES=("${BUILD_PACKAGES[@]}" "${HOST_PACKAGES[@]}" "${LAB_PACKAGES[@]}")
-ALL_PACKAGES=("${DEMO_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${IMAGE_PACKAGES[@]}")
+ALL_PACKAGES=("${DEMO_PACKAGES[@]}" "${HOST_TEST_PACKAGES[@]}" "${IMAGE_PACKAGES[@]}"
+  "${NODE_PACKAGES[@]}")
 WANTED=("${ALL_PACKAGES[@]}")
 
 missing_packages() {
   local pkg status
   for pkg in "${WANTED[@]}"; do
+    case $pkg in
+      nodejs) command -v node >/dev/null && continue ;;
+      npm) command -v npm >/dev/null && continue ;;
+    esac
     status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
     [[ $status == installed ]] || printf '%s\n' "$pkg"
   done
 }
 
+# The stamp holds the checksum of the lockfile node_modules was installed from.
+schema_packages_current() {
+  local stamp=$SCHEMA_DIR/node_modules/.installed-from
+  [[ -f $stamp ]] && [[ $(cat "$stamp") == "$(sha256sum <"$SCHEMA_DIR/package-lock.json")" ]]
+}
+
+install_schema_packages() {
+  schema_packages_current && return 0
+  echo "setup.sh: installing the npm packages of tests/deploy/schema" >&2
+  npm ci --prefix "$SCHEMA_DIR" --no-audit --no-fund --loglevel=error >/dev/null
+  sha256sum <"$SCHEMA_DIR/package-lock.json" >"$SCHEMA_DIR/node_modules/.installed-from"
+}
+
 main() {
-  local check_only=0
+  local check_only=0 schema=1
   case "${1:-}" in
     "") ;;
-    --demo) WANTED=("${DEMO_PACKAGES[@]}") ;;
+    --demo) WANTED=("${DEMO_PACKAGES[@]}") schema=0 ;;
     --check) check_only=1 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; return 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; return 0 ;;
     *) echo "setup.sh: unknown argument '$1' (try --help)" >&2; return 1 ;;
   esac
 
   local missing
   mapfile -t missing < <(missing_packages)
-  ((${#missing[@]} == 0)) && return 0
   if ((check_only)); then
+    ((schema)) && ! schema_packages_current && missing+=("npm:tests/deploy/schema")
+    ((${#missing[@]} == 0)) && return 0
     printf 'missing: %s\n' "${missing[*]}"
     return 1
   fi
+  install_debian_packages "${missing[@]}"
+  ((schema)) && install_schema_packages
+  return 0
+}
+
+install_debian_packages() {
+  local missing=("$@")
+  ((${#missing[@]} == 0)) && return 0
   if ((EUID != 0)); then
     echo "setup.sh: these packages are missing and installing them needs root: ${missing[*]}" >&2
     return 2
