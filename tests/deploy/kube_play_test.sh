@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The node DaemonSet's pod as a node would run it: deploy/kubernetes/daemonset.yaml's pod
-# template, on the image scripts/image.sh builds, played with `podman kube play` on a
-# stand-in node. Checks that install-cni puts fabric-cni into the node's CNI directory by
-# copy-then-rename, that apply-pfc lets the pod start on a NIC without DCB, that the
+# The node's two DaemonSets' pods as a node would run them: the pod templates of
+# deploy/kubernetes/daemonset.yaml (fabrickit-cni, then fabrickit-node), on the image
+# scripts/image.sh builds, each played with `podman kube play` on a stand-in node. Checks
+# that install-cni puts fabric-cni into the node's CNI directory by copy-then-rename, that
+# apply-pfc lets the pod start on a NIC without DCB, that the
 # exporter answers /metrics with its collectors working under the pod's capabilities, and
 # that the probe agent runs a test for a client holding the Secret's token and refuses one
 # without it (or from outside its --allow list).
@@ -12,8 +13,8 @@
 # runs it only when asked, FABRIC_TEST_TIERS=image. Root, for rootful podman and a network
 # namespace. Every wait polls a condition and is bounded.
 #
-# The stand-in node: the pod's hostPath directories are under a temporary directory
-# (the host's /sys and /proc stay, mounted as the manifest says), and its host network is
+# The stand-in node: the pods' hostPath directories are under a temporary directory
+# (the host's /sys and /proc, and what is under them, stay, mounted as the manifest says), and its host network is
 # a network namespace of the test's own, so the exporter's iptables chains and the pod's
 # ports never touch this machine's. Its loopback carries 10.254.0.1, inside the agent's
 # --allow 10.0.0.0/8, as the node's address. The profile's netdev is `lo`, which has no
@@ -49,6 +50,7 @@ readonly NODE_IP=10.254.0.1 METRICS_PORT=10900 AGENT_PORT=18515
 work=$(mktemp -d)
 netns=fabrickit-kube-play-$$
 pod=fabrickit-node-test-$$
+cni_pod=fabrickit-cni-test-$$
 config=fabrickit-config-test-$$
 secret=fabrickit-probe-token-test-$$
 built=
@@ -65,13 +67,15 @@ pass() { echo "ok: $*"; }
 cleanup() {
   local rc=$?
   set +e
-  if ((rc != 0)) && pm pod exists "$pod" 2>/dev/null; then
-    pm ps -a --pod --filter "pod=$pod" >&2
-    for c in install-cni apply-pfc exporter probe-agent; do
+  if ((rc != 0)); then
+    for c in "$cni_pod-install-cni" "$cni_pod-cni-installed" "$pod-apply-pfc" "$pod-pfc-keeper" \
+      "$pod-exporter" "$pod-probe-agent"; do
+      pm container exists "$c" 2>/dev/null || continue
       echo "--- logs of $c" >&2
-      pm logs "$pod-$c" 2>&1 | tail -20 >&2
+      pm logs "$c" 2>&1 | tail -20 >&2
     done
   fi
+  pm pod rm -f -t 5 "$cni_pod" >/dev/null 2>&1
   pm pod rm -f -t 5 "$pod" >/dev/null 2>&1
   pm secret rm "$secret" >/dev/null 2>&1
   # podman keeps a ConfigMap's or Secret's volume, and a later play would reuse its files.
@@ -129,16 +133,16 @@ printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\ntype: Opaque\ndata:
   "$secret" "$(printf %s "$token" | base64 -w0)" >"$work/secret.yaml"
 pm secret create "$secret" "$work/secret.yaml" >/dev/null
 
-# --- the DaemonSet's pod template as a Pod, and its ConfigMap ---
-python3 - "$repo/deploy/kubernetes/daemonset.yaml" "$tag" "$node" "$pod" "$config" "$secret" \
-  "$work/pod.yaml" "$work/configmap.yaml" <<'PY'
+# --- each DaemonSet's pod template as a Pod, and the ConfigMap ---
+python3 - "$repo/deploy/kubernetes/daemonset.yaml" "$tag" "$node" "$pod" "$cni_pod" "$config" \
+  "$secret" "$work/pod.yaml" "$work/cni-pod.yaml" "$work/configmap.yaml" <<'PY'
 import sys
 import yaml
 
-manifest, image, node, pod_name, config, secret, pod_out, cm_out = sys.argv[1:]
+manifest, image, node, pod_name, cni_pod_name, config, secret, pod_out, cni_pod_out, cm_out = sys.argv[1:]
 docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
 config_map = next(d for d in docs if d["kind"] == "ConfigMap")
-daemonset = next(d for d in docs if d["kind"] == "DaemonSet")
+daemonsets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "DaemonSet"}
 
 # The profile names this node's netdev: lo, which has no DCB support.
 profile = yaml.safe_load(config_map["data"]["pfc-profile.yaml"])
@@ -146,47 +150,55 @@ profile["devices"] = ["lo"]
 config_map["data"]["pfc-profile.yaml"] = yaml.safe_dump(profile, sort_keys=False)
 config_map["metadata"]["name"] = config
 
-template = daemonset["spec"]["template"]
-spec = template["spec"]
-spec["restartPolicy"] = "Never"
-for container in spec["initContainers"] + spec["containers"]:
-    container["image"] = image
-    # On the host network a containerPort only names the port; podman 4.3 refuses it there.
-    container.pop("ports", None)
-# The node's state and the CNI directory move under the stand-in; /sys and /proc stay.
-keep = {"/sys", "/proc"}
-for volume in spec["volumes"]:
-    if "hostPath" in volume and volume["hostPath"]["path"] not in keep:
-        volume["hostPath"]["path"] = node + volume["hostPath"]["path"]
-    if "configMap" in volume:
-        volume["configMap"]["name"] = config
-    if "secret" in volume:
-        volume["secret"]["secretName"] = secret
-        volume["secret"]["optional"] = False  # podman 4.3 dereferences it when unset
-pod = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {
-        "name": pod_name,
-        "labels": template["metadata"]["labels"],
-        "annotations": {"io.podman.annotations.init.container.type": "always"},
-    },
-    "spec": spec,
-}
+def as_pod(daemonset, name):
+    template = daemonset["spec"]["template"]
+    spec = template["spec"]
+    spec["restartPolicy"] = "Never"
+    for container in spec.get("initContainers", []) + spec["containers"]:
+        container["image"] = image
+        # On the host network a containerPort only names the port; podman 4.3 refuses it there.
+        container.pop("ports", None)
+    # The node's state and the CNI directory move under the stand-in; /sys and /proc stay.
+    for volume in spec["volumes"]:
+        path = volume.get("hostPath", {}).get("path")
+        if path and not path.startswith(("/sys", "/proc")):
+            volume["hostPath"]["path"] = node + path
+        if "configMap" in volume:
+            volume["configMap"]["name"] = config
+        if "secret" in volume:
+            volume["secret"]["secretName"] = secret
+            volume["secret"]["optional"] = False  # podman 4.3 dereferences it when unset
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": template["metadata"]["labels"],
+            "annotations": {"io.podman.annotations.init.container.type": "always"},
+        },
+        "spec": spec,
+    }
+
+pod = as_pod(daemonsets["fabrickit-node"], pod_name)
+yaml.safe_dump(as_pod(daemonsets["fabrickit-cni"], cni_pod_name), open(cni_pod_out, "w"), sort_keys=False)
 yaml.safe_dump(pod, open(pod_out, "w"), sort_keys=False)
 yaml.safe_dump(config_map, open(cm_out, "w"), sort_keys=False)
 PY
 
-# --- play it on the node ---
+# --- play them on the node: the CNI installer's pod first, as it has no prerequisite ---
+if ! on_node "${PODMAN[@]}" kube play "$work/cni-pod.yaml" >"$work/play-cni.log" 2>&1; then
+  cat "$work/play-cni.log" >&2
+  fail "podman kube play of the fabrickit-cni pod"
+fi
 if ! on_node "${PODMAN[@]}" kube play --configmap "$work/configmap.yaml" "$work/pod.yaml" \
   >"$work/play.log" 2>&1; then
   cat "$work/play.log" >&2
-  fail "podman kube play"
+  fail "podman kube play of the fabrickit-node pod"
 fi
 
 # install-cni: the image's plugin, a regular executable, renamed into place.
-[[ $(pm inspect --format '{{.State.ExitCode}}' "$pod-install-cni") == 0 ]] ||
-  fail "install-cni exited $(pm inspect --format '{{.State.ExitCode}}' "$pod-install-cni")"
+[[ $(pm inspect --format '{{.State.ExitCode}}' "$cni_pod-install-cni") == 0 ]] ||
+  fail "install-cni exited $(pm inspect --format '{{.State.ExitCode}}' "$cni_pod-install-cni")"
 installed=$cni_bin/fabric-cni
 [[ -f $installed && ! -L $installed && $(stat -c %a "$installed") == 755 ]] ||
   fail "fabric-cni in the CNI directory is not a regular 0755 file: $(ls -l "$installed")"
@@ -197,7 +209,7 @@ leftover=$(find "$cni_bin" -mindepth 1 ! -name fabric-cni)
 [[ $(cat "/dev/fd/$old_plugin") == "$old_content" ]] ||
   fail "the plugin was overwritten in place: a running ADD would see it change"
 exec {old_plugin}<&-
-version=$(pm logs "$pod-install-cni" 2>&1)
+version=$(pm logs "$cni_pod-install-cni" 2>&1)
 [[ $version == *"fabric-cni "* ]] || fail "install-cni did not run the installed plugin: $version"
 pass "install-cni: fabric-cni renamed into the CNI directory, the image's own (${version%%$'\n'*})"
 
@@ -257,4 +269,14 @@ fi
 [[ $out == *"does not accept clients from 127.0.0.1"* ]] || fail "a client outside --allow: $out"
 pass "probe-agent: a client from outside its --allow list is refused"
 
-echo "PASS: the DaemonSet's pod runs under podman kube play on $tag"
+# pfc-keeper: on lo (no DCB) the profile is not in force: its metric says 0 and no NFD
+# feature file labels the node.
+keeper_prom=$node/var/lib/fabric/textfile/fabric_pfc_profile.prom
+wait_for "pfc-keeper's metric file" 60 test -f "$keeper_prom"
+grep -qx 'fabric_pfc_profile_applied 0' "$keeper_prom" ||
+  fail "pfc-keeper on a netdev without DCB: $(cat "$keeper_prom")"
+[[ ! -e $node/etc/kubernetes/node-feature-discovery/features.d/fabrickit-pfc ]] ||
+  fail "pfc-keeper labelled a node whose profile is not in force"
+pass "pfc-keeper: fabric_pfc_profile_applied 0 on a netdev without DCB, the node not labelled"
+
+echo "PASS: the DaemonSets' pods run under podman kube play on $tag"

@@ -17,17 +17,23 @@ TEST_P(DeployExample, ConfigPassesValidation) {
   YAML::Node nad = YAML::LoadFile(path);
   ASSERT_EQ(nad["kind"].as<std::string>(), "NetworkAttachmentDefinition");
   std::string config = nad["spec"]["config"].as<std::string>();
-  // Multus fills runtimeConfig for the declared capabilities; a deviceID-driven example
-  // names no parent of its own until then.
-  if (config.find("\"deviceID\": true") != std::string::npos) {
+  // For a network with a resourceName annotation, Multus adds the allocated device's PCI
+  // address as top-level "deviceID"; such an example names no parent of its own until then.
+  if (nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"]) {
+    EXPECT_EQ(config.find("\"deviceID\""), std::string::npos) << path << ": Multus sets it";
     auto brace = config.rfind('}');
-    config.insert(brace, ", \"runtimeConfig\": {\"deviceID\": \"0000:3b:00.2\"}");
+    config.insert(brace, ", \"deviceID\": \"0000:3b:00.2\"");
   }
   for (Command command : {Command::kAdd, Command::kDel}) {
     auto conf = parse_netconf(config, command);
     ASSERT_TRUE(conf.ok()) << path << ": " << conf.error().message();
     EXPECT_EQ(conf->type, "fabric-cni");
     EXPECT_EQ(conf->name, nad["metadata"]["name"].as<std::string>());
+    if (nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"]) {
+      EXPECT_EQ(effective_device_id(*conf).value_or(""), "0000:3b:00.2") << path;
+    }
+    // Multus has no deviceID capability: declared, it would never be filled.
+    EXPECT_EQ(config.find("\"deviceID\": true"), std::string::npos) << path;
   }
 }
 
