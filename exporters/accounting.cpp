@@ -106,7 +106,14 @@ AccountingReconciler::start(const AccountingConfig& config, bool loop) {
   std::shared_ptr<AccountingReconciler> reconciler(new AccountingReconciler(config, backend));
   spdlog::info("accounting: iptables backend {}, mark mask {}", backend_name(backend),
                mark_spec(0, config.mark_mask).substr(4));
-  FABRIC_TRY(reconciler->reconcile());
+  auto first = reconciler->reconcile();
+  if (!first.ok()) {
+    if (!loop) return std::move(first).error();
+    // A pass can fail for a while at boot (the xtables lock held past its wait, a state
+    // directory not mounted yet): the loop tries again sooner, and accounting reports
+    // fabric_accounting_active 0 until a pass succeeds.
+    spdlog::warn("accounting: first pass failed, retrying: {}", first.error().message());
+  }
   if (loop) reconciler->thread_ = std::thread([r = reconciler.get()] { r->run(); });
   return reconciler;
 }
@@ -125,11 +132,18 @@ void AccountingReconciler::stop() {
 }
 
 void AccountingReconciler::run() {
+  using std::chrono::milliseconds;
+  const auto interval = std::chrono::duration_cast<milliseconds>(config_.reconcile_interval);
+  // Until the first pass succeeds: 1 s, doubling, at most reconcile_interval.
+  milliseconds retry = std::min(milliseconds(1000), interval);
   std::unique_lock lock(stop_mutex_);
-  while (!stop_cv_.wait_for(lock, config_.reconcile_interval, [&] { return stop_; })) {
+  for (;;) {
+    const bool started = plan() != nullptr;
+    if (stop_cv_.wait_for(lock, started ? interval : retry, [&] { return stop_; })) return;
     lock.unlock();
     auto result = reconcile();
     if (!result.ok()) spdlog::error("accounting: {}", result.error().message());
+    if (!started) retry = std::min(retry * 2, interval);
     lock.lock();
   }
 }

@@ -28,6 +28,8 @@ class AccountingReconciler {
 public:
   // Checks the host (CAP_NET_ADMIN through an nfacct dump, the backend, mark bits already
   // in use) and reconciles once; then, with `loop`, every reconcile_interval on a thread.
+  // With `loop`, a failed first pass is no error: the thread retries after 1 s, doubling
+  // up to reconcile_interval, and plan() stays null until a pass succeeds.
   static Result<std::shared_ptr<AccountingReconciler>> start(const AccountingConfig& config,
                                                              bool loop = true);
   ~AccountingReconciler();

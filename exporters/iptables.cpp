@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/subprocess.h"
 #include "exporters/accounting_rules.h"
+#include "exporters/ip_rule_marks.h"
 
 namespace fabric::exporters {
 namespace {
@@ -200,14 +201,6 @@ uint32_t mark_bits_of_rule(const std::string& rule) {
   return bits;
 }
 
-uint32_t mark_bits_of_ip_rule(const std::string& line) {
-  const auto words = words_of(line);
-  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-    if (words[i] == "fwmark") return mask_of(words[i + 1]);
-  }
-  return 0;
-}
-
 Result<std::vector<MarkConflict>> find_mark_conflicts(uint32_t mask) {
   std::vector<MarkConflict> out;
   for (Backend backend : {Backend::kLegacy, Backend::kNft}) {
@@ -227,12 +220,10 @@ Result<std::vector<MarkConflict>> find_mark_conflicts(uint32_t mask) {
       }
     }
   }
-  for (const char* family : {"-4", "-6"}) {
-    auto result = run_tool({"ip", family, "rule", "show"});
-    if (!result.ok() || result->exit_status != 0) continue; // no IPv6, or no iproute2
-    for (const auto& line : lines_of(result->stdout_text)) {
-      const uint32_t bits = mark_bits_of_ip_rule(line);
-      if (bits & mask) out.push_back({std::string("ip ") + family + " rule", line, bits});
+  for (int family : {AF_INET, AF_INET6}) {
+    FABRIC_ASSIGN_OR_RETURN(auto rules, ip_rule_marks(family));
+    for (const auto& rule : rules) {
+      if (rule.bits & mask) out.push_back({"ip rule", rule.rule, rule.bits});
     }
   }
   return out;

@@ -42,16 +42,15 @@ SavedTable parse_saved_table(const std::string& save_output, const std::string& 
 // The mark bits a rule tests or changes (mark/connmark matches, MARK/CONNMARK targets), or
 // 0 when it touches none; a value given without a mask covers all 32 bits.
 uint32_t mark_bits_of_rule(const std::string& rule);
-// The mark bits of an `ip rule` line ("from all fwmark 0xca6c/0xffff lookup 51820").
-uint32_t mark_bits_of_ip_rule(const std::string& line);
 
 struct MarkConflict {
-  std::string where; // "iptables-nft mangle", "ip -6 rule"
+  std::string where; // "iptables-nft mangle", "ip rule"
   std::string rule;
   uint32_t bits;
 };
 // Rules already on the host, in either backend and either family, and policy routing
-// rules, that use bits of `mask`; our own chains are not counted.
+// rules (over netlink, exporters/ip_rule_marks.h), that use bits of `mask`; our own chains
+// are not counted.
 Result<std::vector<MarkConflict>> find_mark_conflicts(uint32_t mask);
 
 } // namespace fabric::exporters

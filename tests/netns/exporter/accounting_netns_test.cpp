@@ -258,8 +258,9 @@ TEST_P(AccountingNetns, CountsPodTrafficByClassAndKeepsRulesReconciled) {
   const std::string rule =
       "-A FABRIC-ACCT-TX -s 10.77.1.2/32 -j " + pod_chain("train", "worker-a", 'T');
   ASSERT_NE(save().find(rule), std::string::npos) << save();
-  ASSERT_TRUE(in_node({"iptables-" + backend_, "-t", "mangle", "-D", "FABRIC-ACCT-TX", "-s",
-                       "10.77.1.2/32", "-j", pod_chain("train", "worker-a", 'T')})
+  // -w: the running exporter's reconcile may hold the xtables lock at that moment.
+  ASSERT_TRUE(in_node({"iptables-" + backend_, "-w", "10", "-t", "mangle", "-D", "FABRIC-ACCT-TX",
+                       "-s", "10.77.1.2/32", "-j", pod_chain("train", "worker-a", 'T')})
                   .ok());
   ASSERT_EQ(save().find(rule), std::string::npos);
   EXPECT_TRUE(wait_for([&] { return save().find(rule) != std::string::npos; }, kReconcileWait))
@@ -354,6 +355,67 @@ TEST_P(AccountingNetns, MarkBitsInUseOnTheHostStopAccountingAndSayWhich) {
   EXPECT_NE(refused->stderr_text.find("mark_mask"), std::string::npos)
       << "the hint says what to change";
   EXPECT_EQ(save().find("FABRIC-ACCT"), std::string::npos) << "nothing installed";
+}
+
+// A policy-routing rule on the accounting's mark bits stops it as an iptables rule does,
+// found over netlink: the image has no `ip`, so the exporter runs here with the iptables
+// programs alone on its PATH.
+TEST_P(AccountingNetns, APolicyRoutingRuleOnTheMarkBitsIsFoundWithoutIproute2) {
+  ASSERT_TRUE(in_node({"ip", "rule", "add", "fwmark", "0x1000/0x1000", "lookup", "100"}).ok());
+  const std::string bin = dir_.file("bin");
+  fs::create_directories(bin);
+  for (const char* dir : {"/usr/sbin", "/sbin"}) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename();
+      if ((name.starts_with("iptables") || name.starts_with("ip6tables")) &&
+          !fs::exists(bin + "/" + name))
+        fs::create_symlink(entry.path(), bin + "/" + name);
+    }
+  }
+  auto refused =
+      run_subprocess({"ip", "netns", "exec", net_.ns_name("node"), "env", "PATH=" + bin,
+                      FABRIC_EXPORTER_BINARY, "--config", dir_.file("config.yaml"), "--once"});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->exit_status, 0) << refused->stderr_text;
+  EXPECT_NE(refused->stdout_text.find("fabric_accounting_active 0"), std::string::npos)
+      << refused->stderr_text;
+  EXPECT_NE(refused->stderr_text.find("fwmark 0x1000/0x1000"), std::string::npos)
+      << refused->stderr_text;
+  EXPECT_EQ(save().find("FABRIC-ACCT"), std::string::npos) << "nothing installed";
+}
+
+// A first pass that fails (here: the pod records directory is not there yet, as a mount
+// that comes late at boot) no longer leaves accounting off until a restart: the exporter
+// serves fabric_accounting_active 0 and retries, and accounts once the pass succeeds.
+TEST_P(AccountingNetns, AFailedFirstPassIsRetriedUntilAccountingStarts) {
+  const std::string records = dir_.file("pod-records");
+  ASSERT_TRUE(write_file_atomic(records, "not a directory yet\n").ok());
+  std::string config = *read_file(dir_.file("config.yaml"));
+  config += "    pod_records_dir: " + records + "\n";
+  ASSERT_TRUE(write_file_atomic(dir_.file("config.yaml"), config).ok());
+  start_exporter();
+  auto first = scrape();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(value(*first, "fabric_accounting_active", {}), 0);
+  EXPECT_NE(exporter_->stderr_text().find("retrying"), std::string::npos)
+      << exporter_->stderr_text();
+
+  fs::remove(records);
+  fs::create_directories(records);
+  ASSERT_TRUE(write_file_atomic(records + "/ext.json",
+                                R"({"schema_version": 1, "pod": {"namespace": "train", )"
+                                R"("name": "outside"}, "ips": ["198.51.100.2"]})")
+                  .ok());
+  ASSERT_TRUE(wait_for(
+      [&] {
+        auto f = scrape();
+        return f && value(*f, "fabric_accounting_active", {}) == 1 &&
+               value(*f, "fabric_accounting_pods", {}) == 3;
+      },
+      kReconcileWait))
+      << exporter_->stderr_text();
+  EXPECT_NE(rules().find("198.51.100.2"), std::string::npos) << rules();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, AccountingNetns, ::testing::Values("legacy", "nft"),

@@ -194,9 +194,6 @@ TEST(MarkConflicts, FindsTheBitsEachToolUses) {
   EXPECT_EQ(
       mark_bits_of_rule("-A INPUT -m comment --comment \"--mark 0x1 in a comment\" -j ACCEPT"), 0u);
   EXPECT_EQ(mark_bits_of_rule("-A X -j MARK --and-mark 0xffffcfff"), 0x3000u);
-  EXPECT_EQ(mark_bits_of_ip_rule("32765:\tnot from all fwmark 0xca6c lookup 51820"), 0xffffffffu);
-  EXPECT_EQ(mark_bits_of_ip_rule("9:\tfrom all fwmark 0x200/0xf00 lookup 2004"), 0xf00u);
-  EXPECT_EQ(mark_bits_of_ip_rule("0:\tfrom all lookup local"), 0u);
 }
 
 TEST(SavedTable, SplitsOurChainsJumpsAndTheRest) {
