@@ -166,6 +166,8 @@ TEST(DeployManifests, TheNodeDaemonSetHasOnlyTheCapabilitiesAndMountsItNeeds) {
   ASSERT_TRUE(ds) << "no DaemonSet in deploy/kubernetes";
   YAML::Node spec = ds["spec"]["template"]["spec"];
   EXPECT_TRUE(spec["hostNetwork"].as<bool>());
+  EXPECT_TRUE(spec["hostPID"] && spec["hostPID"].as<bool>())
+      << "without it no NCCL profiler file is bound to its process and pod";
   EXPECT_TRUE(spec["nodeSelector"]) << "runs only on labelled RoCE nodes";
   bool tolerates_gpu = false;
   for (const auto& t : spec["tolerations"])
