@@ -17,7 +17,7 @@ Result<void> NcclCollector::collect(MetricSink& sink) {
                             "NCCL operations whose GPU time the profiler measured");
   auto busy = sink.counter("fabric_nccl_busy_seconds_total",
                            "GPU time of the timed NCCL operations, from first channel start to "
-                           "last channel end");
+                           "last channel end, overlapping operations counted once");
   auto busbw = sink.gauge("fabric_nccl_bus_bandwidth_bytes_per_second",
                           "Bus bandwidth of the timed operations over the processes' last flush "
                           "interval (nccl-tests' busbw)");

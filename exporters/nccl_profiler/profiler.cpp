@@ -31,15 +31,15 @@ void store_max(std::atomic<uint64_t>& target, uint64_t value) {
   }
 }
 
-// The operation's time: from its first channel's start to its last channel's end, on the
-// GPU's clock when the kernel reported both ends, else as the proxy thread saw them.
-std::optional<uint64_t> busy_time(const EventSlot& slot) {
+// The operation's interval: from its first channel's start to its last channel's end, on
+// the GPU's clock when the kernel reported both ends, else as the proxy thread saw them.
+std::optional<BusyInterval> busy_interval(const EventSlot& slot) {
   uint64_t start = slot.gpu_start.load(std::memory_order_relaxed);
   uint64_t end = slot.gpu_end.load(std::memory_order_relaxed);
-  if (start != UINT64_MAX && start != 0 && end > start) return end - start;
+  if (start != UINT64_MAX && start != 0 && end > start) return BusyInterval{start, end, true};
   start = slot.cpu_start.load(std::memory_order_relaxed);
   end = slot.cpu_end.load(std::memory_order_relaxed);
-  if (start != UINT64_MAX && end > start) return end - start;
+  if (start != UINT64_MAX && end > start) return BusyInterval{start, end, false};
   return std::nullopt;
 }
 
@@ -177,8 +177,8 @@ void Profiler::stop(void* handle) {
 }
 
 void Profiler::complete(EventSlot* slot) {
-  if (auto ns = busy_time(*slot))
-    slot->stats->add_timed(slot->collective, slot->bucket, slot->bytes, *ns);
+  if (auto interval = busy_interval(*slot))
+    slot->stats->add_timed(slot->collective, slot->bucket, slot->bytes, *interval);
   pool_.free(slot);
 }
 

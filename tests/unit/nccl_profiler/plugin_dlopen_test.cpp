@@ -235,9 +235,11 @@ TEST_F(PluginTest, EveryCollectiveTypeAndCountAsNccl228CallsIt) {
       {true, "Send", "ncclFloat32", 256, "send", 1024},                       // 1 KiB
       {true, "Recv", "Unknown", 300, "recv", 256},                            // ncclUint8
   };
+  uint64_t at = 1000000;
   for (const auto& c : cases) {
     void* op = nccl.launch(c.p2p, c.func, c.datatype, c.count, 2);
-    nccl.run_channels(op, 2, 1000000, 100000); // 100 us on the GPU
+    nccl.run_channels(op, 2, at, 100000); // 100 us on the GPU, one after the other
+    at += 200000;
   }
   nccl.finalize();
 
@@ -308,6 +310,7 @@ TEST_F(PluginTest, ThreadsOfSeveralCommunicatorsAtOnce) {
       queues[i].done = true;
     });
     threads.emplace_back([&, i] { // the proxy thread
+      uint64_t at = 5000;         // the GPU runs the operations one after the other
       for (;;) {
         void* op = nullptr;
         {
@@ -320,7 +323,8 @@ TEST_F(PluginTest, ThreadsOfSeveralCommunicatorsAtOnce) {
           }
         }
         if (op) {
-          comms[i].run_channels(op, 2, 5000, 700);
+          comms[i].run_channels(op, 2, at, 700);
+          at += 1000;
         } else {
           std::this_thread::yield();
         }

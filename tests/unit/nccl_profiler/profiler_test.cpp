@@ -206,6 +206,37 @@ TEST_F(ProfilerTest, OperationsNcclNeverCompletesAreAbandoned) {
   EXPECT_EQ(cell(after.comms[0], Collective::kReduce, 32)->timed_ops, 0u);
 }
 
+// A grouped launch, as NCCL's kernel reports it: every work item of the batch gets the
+// batch's start and end. The cell's busy time is the GPU's time, counted once: four
+// sends in 4 us moved four messages in 4 us, not in 16. Overlapping operations likewise.
+TEST_F(ProfilerTest, ABatchCountsItsCommonTimeOnce) {
+  Profiler p(config(), identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  auto run = [&](uint64_t start, uint64_t end) {
+    void* op = p.start_operation(comm, Collective::kSend, "ncclInt8", 1 << 20, 1);
+    void* ch = p.start_kernel_channel(op, start);
+    p.stop(op);
+    p.record_kernel_end(ch, end);
+    p.stop(ch);
+  };
+  for (int i = 0; i < 4; ++i)
+    run(1000, 5000);
+  auto batch = comm->snapshot();
+  const ProfileCell* c = cell(batch, Collective::kSend, 1 << 20);
+  EXPECT_EQ(c->timed_ops, 4u);
+  EXPECT_EQ(c->timed_bytes, 4u << 20);
+  EXPECT_EQ(c->busy_ns, 4000u) << "the batch's 4 us, once";
+  EXPECT_EQ(c->last_busy_ns, 4000u);
+  // Two that overlap by 1 us: 3 us of GPU time.
+  run(6000, 8000);
+  run(7000, 9000);
+  auto overlapping = comm->snapshot();
+  c = cell(overlapping, Collective::kSend, 1 << 20);
+  EXPECT_EQ(c->busy_ns, 7000u);
+  EXPECT_EQ(c->last_busy_ns, 3000u);
+  EXPECT_EQ(c->last_timed_bytes, 2u << 20);
+}
+
 // A receive behind a checkpoint: its operation is abandoned, its slot serves the next
 // operation, and then the old operation's kernel channel reports in. It must not touch
 // the new operation's time or references.
@@ -240,12 +271,14 @@ TEST_F(ProfilerTest, LateEventsOfAnAbandonedOperationChangeNothing) {
   }
   EXPECT_EQ(cell(comm->snapshot(), Collective::kSend, 1 << 20)->timed_ops, 0u)
       << "a stale stop released a new operation's reference";
+  uint64_t at = 1000;
   for (void* op : ops) {
-    void* ch = p.start_kernel_channel(op, 1000);
+    void* ch = p.start_kernel_channel(op, at);
     ASSERT_NE(ch, nullptr);
     p.stop(op);
-    p.record_kernel_end(ch, 2000);
+    p.record_kernel_end(ch, at + 1000);
     p.stop(ch);
+    at += 2000;
   }
   auto after = comm->snapshot();
   const ProfileCell* sends = cell(after, Collective::kSend, 1 << 20);
@@ -284,10 +317,10 @@ TEST_F(ProfilerTest, ChannelsBeyondTheAnnouncedOnesExtendTheOperation) {
 TEST_F(ProfilerTest, FlushWritesTheWholeFileAtomically) {
   Profiler p(config(), identity(), log_.fn());
   CommStats* comm = p.add_comm(kWorld);
-  for (int i = 0; i < 3; ++i) {
+  for (uint64_t i = 0; i < 3; ++i) {
     void* op = p.start_operation(comm, Collective::kAllReduce, "ncclFloat32", 256, 1);
-    void* ch = p.start_kernel_channel(op, 1000);
-    p.record_kernel_end(ch, 2000);
+    void* ch = p.start_kernel_channel(op, 1000 + 2000 * i);
+    p.record_kernel_end(ch, 2000 + 2000 * i);
     p.stop(ch);
     p.stop(op);
   }
@@ -440,7 +473,7 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
     comms.push_back(p.add_comm({uint64_t(100 + i), 8, i, 1}));
   struct Queue {
     std::mutex mutex;
-    std::deque<void*> ops;
+    std::deque<std::pair<void*, int>> ops;
     bool done = false;
   };
   std::vector<Queue> queues(kComms);
@@ -457,7 +490,7 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
                                      "ncclFloat32", 1 + n % 4096, kChannels);
         {
           std::lock_guard lock(queues[i].mutex);
-          queues[i].ops.push_back(op);
+          queues[i].ops.emplace_back(op, n);
         }
         p.stop(op);
       }
@@ -467,12 +500,14 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
     threads.emplace_back([&, i] {
       for (;;) {
         void* op = nullptr;
+        uint64_t n = 0;
         {
           std::lock_guard lock(queues[i].mutex);
           if (queues[i].ops.empty()) {
             if (queues[i].done) return;
           } else {
-            op = queues[i].ops.front();
+            op = queues[i].ops.front().first;
+            n = static_cast<uint64_t>(queues[i].ops.front().second);
             queues[i].ops.pop_front();
           }
         }
@@ -480,11 +515,12 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
           std::this_thread::yield();
           continue;
         }
+        // The GPU runs a communicator's operations one after the other: 10 ns each.
         void* ch[kChannels];
         for (auto& h : ch)
-          h = p.start_kernel_channel(op, 1000);
+          h = p.start_kernel_channel(op, 1000 + 20 * n);
         for (auto& h : ch) {
-          p.record_kernel_end(h, 1010);
+          p.record_kernel_end(h, 1010 + 20 * n);
           p.stop(h);
         }
       }
