@@ -127,11 +127,14 @@ bool ProfileReader::bind(FileState& file, const Located& located) {
       refuse(Refusal::kOwnerMismatch);
       return false;
     }
+    file.bound_uid = file.owner;
     break;
   case Presence::kExited:
-    // A new content for a process that is not running: nobody it could be bound to wrote
-    // it (the process's last content, bound while it ran, stays).
-    refuse(Refusal::kUnbound);
+    // The process's last write, at its exit, is read after it is gone: believed if the
+    // file was bound while the process ran and is still owned by the uid it wrote as.
+    // Anything else for a process that is not running has nobody it could be bound to.
+    if (file.bound_uid == file.owner) break;
+    refuse(file.bound_uid ? Refusal::kOwnerMismatch : Refusal::kUnbound);
     return false;
   case Presence::kUnknown:
     // Out of this reader's sight (no hostPID): believed by its name, and served without

@@ -147,6 +147,8 @@ private:
     int64_t mtime_ns = 0; // as the file says; `clamped_mtime_ns` no later than the read
     int64_t clamped_mtime_ns = 0;
     uint32_t owner = 0;
+    // The uid its process creates files as, once a content was bound to it while it ran.
+    std::optional<uint32_t> bound_uid;
     std::optional<ProcessClaim> claim;     // the process its name and content name
     std::optional<ProcessProfile> pending; // a new content, not yet bound to its process
     std::optional<ProcessProfile> good;    // the last content bound to its process
