@@ -17,7 +17,7 @@ Result<void> NcclCollector::collect(MetricSink& sink) {
                             "NCCL operations whose GPU time the profiler measured");
   auto busy = sink.counter("fabric_nccl_busy_seconds_total",
                            "GPU time of the timed NCCL operations, from first channel start to "
-                           "last channel end");
+                           "last channel end, overlapping operations counted once");
   auto busbw = sink.gauge("fabric_nccl_bus_bandwidth_bytes_per_second",
                           "Bus bandwidth of the timed operations over the processes' last flush "
                           "interval (nccl-tests' busbw)");
@@ -52,9 +52,17 @@ Result<void> NcclCollector::collect(MetricSink& sink) {
   processes.add({{"state", "running"}}, static_cast<double>(stats.processes_alive));
   processes.add({{"state", "exited"}}, static_cast<double>(stats.processes_exited));
   auto rejected = sink.counter("fabric_nccl_files_rejected_total",
-                               "Profiler files not read since the exporter started, by reason");
-  rejected.add({{"reason", "malformed"}}, static_cast<double>(stats.files_malformed_total));
-  rejected.add({{"reason", "refused"}}, static_cast<double>(stats.files_refused_total));
+                               "Profiler file contents not used since the exporter started, by "
+                               "reason");
+  for (std::size_t i = 0; i < nccl_profiler::kRefusalCount; ++i) {
+    rejected.add({{"reason", std::string(nccl_profiler::refusal_name(
+                                 static_cast<nccl_profiler::Refusal>(i)))}},
+                 static_cast<double>(stats.refused[i]));
+  }
+  sink.counter("fabric_nccl_files_removed_total",
+               "Profiler files of exited processes, and temporaries of writers killed "
+               "mid-write, removed since the exporter started")
+      .add({}, static_cast<double>(stats.files_removed_total));
   sink.gauge("fabric_nccl_profiler_events_dropped",
              "Events the served processes' profilers could not track (no free slot), summed")
       .add({}, static_cast<double>(stats.events_dropped));

@@ -83,10 +83,11 @@ run_fuzz() {
   [[ " $SELECTED " == *" fuzz "* ]] || return 0
   local seconds=${FABRIC_FUZZ_SECONDS:-60} dir
   log "building the fuzz targets (clang, ASan+UBSan)"
-  dir=$("$REPO/scripts/build.sh" fuzz cni_config_fuzz agent_frames_fuzz) ||
+  dir=$("$REPO/scripts/build.sh" fuzz cni_config_fuzz agent_frames_fuzz nccl_profile_fuzz) ||
     { log "the fuzz build failed"; return 1; }
   local target seeds corpus
-  for target in cni_config_fuzz:tests/data/cni/corpus agent_frames_fuzz:tests/data/probe/agent_corpus; do
+  for target in cni_config_fuzz:tests/data/cni/corpus agent_frames_fuzz:tests/data/probe/agent_corpus \
+    nccl_profile_fuzz:tests/data/nccl_profiler/corpus; do
     seeds=$REPO/${target#*:} target=${target%%:*}
     corpus=$(mktemp -d)
     log "fuzzing $target for $seconds s"

@@ -47,6 +47,23 @@ Collective collective_from_nccl(std::string_view func) {
   return Collective::kOther;
 }
 
+Collective collective_from_nccl_func(unsigned func) {
+  // ncclFuncBroadcast 0, Reduce 1, AllGather 2, ReduceScatter 3, AllReduce 4, SendRecv 5,
+  // Send 6, Recv 7.
+  constexpr std::array<Collective, 8> kByFunc = {Collective::kBroadcast, Collective::kReduce,
+                                                 Collective::kAllGather, Collective::kReduceScatter,
+                                                 Collective::kAllReduce, Collective::kOther,
+                                                 Collective::kSend,      Collective::kRecv};
+  return func < kByFunc.size() ? kByFunc[func] : Collective::kOther;
+}
+
+unsigned datatype_size_of(unsigned type) {
+  // ncclInt8, Uint8, Int32, Uint32, Int64, Uint64, Float16, Float32, Float64, Bfloat16,
+  // Float8e4m3, Float8e5m2: 0 to 11 in nccl.h.
+  constexpr std::array<unsigned, 12> kSizes = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  return type < kSizes.size() ? kSizes[type] : 0;
+}
+
 std::string_view collective_name(Collective c) {
   return kNames[static_cast<std::size_t>(c)];
 }

@@ -32,6 +32,8 @@ inline constexpr std::size_t kCollectiveCount = 9;
 
 // From the names NCCL's ncclFuncToString gives ("AllReduce", "Send", ...).
 Collective collective_from_nccl(std::string_view func);
+// From NCCL 2.23's ncclFunc_t, which profiler ABI v1 hands over instead of a name.
+Collective collective_from_nccl_func(unsigned func);
 // Our names, which are also the label values: nccl-tests' ("all_reduce", "all_gather",
 // "reduce_scatter", "broadcast", "reduce", "alltoall"), then "send", "recv", "other".
 std::string_view collective_name(Collective c);
@@ -40,6 +42,8 @@ std::optional<Collective> parse_collective_name(std::string_view name);
 // Bytes per element for a name from NCCL's ncclDatatypeToString ("ncclFloat32", ...);
 // 0 when the name is not an NCCL type.
 unsigned datatype_size(std::string_view datatype);
+// The same for an ncclDataType_t value (profiler ABI v1).
+unsigned datatype_size_of(unsigned type);
 
 // One operation's size as nccl-tests prints it: the whole buffer, which for all_gather,
 // reduce_scatter and alltoall is nranks times the per-rank count NCCL's descriptor carries.

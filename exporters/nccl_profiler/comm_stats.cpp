@@ -1,5 +1,7 @@
 #include "exporters/nccl_profiler/comm_stats.h"
 
+#include <algorithm>
+
 namespace fabric::nccl_profiler {
 
 void CommStats::add_enqueued(Collective c, unsigned bucket, uint64_t bytes) {
@@ -8,11 +10,17 @@ void CommStats::add_enqueued(Collective c, unsigned bucket, uint64_t bytes) {
   cell.bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
-void CommStats::add_timed(Collective c, unsigned bucket, uint64_t bytes, uint64_t busy_ns) {
+void CommStats::add_timed(Collective c, unsigned bucket, uint64_t bytes,
+                          const BusyInterval& interval) {
   auto& cell = timed_[static_cast<std::size_t>(c)][bucket];
   cell.ops.fetch_add(1, std::memory_order_relaxed);
   cell.bytes.fetch_add(bytes, std::memory_order_relaxed);
-  cell.busy_ns.fetch_add(busy_ns, std::memory_order_relaxed);
+  auto& covered = interval.gpu_clock ? cell.covered_gpu : cell.covered_cpu;
+  uint64_t until = covered.load(std::memory_order_relaxed);
+  do {
+    if (interval.end <= until) return; // within what is counted already
+  } while (!covered.compare_exchange_weak(until, interval.end, std::memory_order_relaxed));
+  cell.busy_ns.fetch_add(interval.end - std::max(interval.start, until), std::memory_order_relaxed);
 }
 
 CommProfile CommStats::snapshot() {

@@ -14,6 +14,14 @@
 
 namespace fabric::nccl_profiler {
 
+// When the GPU worked on one operation: nanoseconds on the GPU's global timer, or on the
+// host's CLOCK_MONOTONIC where the kernel gave no timestamp (the two are never compared).
+struct BusyInterval {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  bool gpu_clock = true;
+};
+
 struct CommIdentity {
   uint64_t hash = 0;
   int nranks = 0;
@@ -31,8 +39,13 @@ public:
 
   // On the thread that launches the operation (its startEvent).
   void add_enqueued(Collective c, unsigned bucket, uint64_t bytes);
-  // On the thread that sees the operation's last kernel channel end.
-  void add_timed(Collective c, unsigned bucket, uint64_t bytes, uint64_t busy_ns);
+  // On the thread that sees the operation's last kernel channel end. A cell's busy time is
+  // the union of its operations' intervals: the work items of one grouped launch, which
+  // the kernel stamps all with the batch's start and end, and operations that overlap,
+  // count their common time once. The union is built in the order operations complete
+  // (a high-water mark): an operation that completes after a later one is counted only
+  // past that one's end, which NCCL's in-order execution on a communicator makes rare.
+  void add_timed(Collective c, unsigned bucket, uint64_t bytes, const BusyInterval& interval);
 
   // The cells that counted anything, with "last_" fields measured against the previous
   // call (the flusher is the only caller).
@@ -49,6 +62,9 @@ private:
     std::atomic<uint64_t> ops{0};
     std::atomic<uint64_t> bytes{0};
     std::atomic<uint64_t> busy_ns{0};
+    // The latest end counted so far, per clock.
+    std::atomic<uint64_t> covered_gpu{0};
+    std::atomic<uint64_t> covered_cpu{0};
   };
   struct Previous {
     uint64_t timed_bytes = 0;

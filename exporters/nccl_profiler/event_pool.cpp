@@ -1,5 +1,6 @@
 #include "exporters/nccl_profiler/event_pool.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fabric::nccl_profiler {
@@ -8,6 +9,18 @@ namespace {
 // How many slots a claim looks at, twice, before it gives up: a full pool must cost a
 // bounded number of cache lines, not a scan of all of them.
 constexpr std::size_t kProbe = 64;
+
+constexpr uint64_t kRefMask = 0x7fff;
+constexpr uint64_t kClaimed = 0x8000;
+// References one life may hold: its stop and up to this many kernel channels.
+constexpr uint64_t kMaxRefs = kRefMask;
+
+uint32_t generation_of(uint64_t word) {
+  return static_cast<uint32_t>(word >> 32);
+}
+uint32_t epoch_of(uint64_t word) {
+  return static_cast<uint32_t>(word >> 16) & 0xffff;
+}
 
 // Each thread claims from its own cursor, so that the threads of different communicators
 // start from different parts of the pool instead of racing for the same slots.
@@ -18,50 +31,97 @@ std::size_t next_thread_start() {
 }
 thread_local std::size_t t_cursor = next_thread_start();
 
-uint64_t tag_of(uint32_t epoch) {
-  return ((uint64_t{epoch} << 1) | 1) & 0xffffffffu;
-}
-
 } // namespace
 
 EventPool::EventPool(std::size_t slots)
-    : count_(slots == 0 ? 1 : slots), slots_(std::make_unique<EventSlot[]>(count_)) {}
+    : count_(slots == 0 ? 1 : slots), slots_(std::make_unique<EventSlot[]>(count_)) {
+  // Slot i's generations are i, i + count, i + 2 count, ...: two slots never share one,
+  // so a handle altered to name a neighbouring slot does not match it either.
+  for (std::size_t i = 0; i < count_; ++i)
+    slots_[i].word.store(uint64_t{static_cast<uint32_t>(i)} << 32, std::memory_order_relaxed);
+}
 
-EventSlot* EventPool::claim(uint32_t epoch, uint32_t refs) {
+EventHandle EventPool::claim(uint32_t epoch, uint32_t refs, EventSlot** slot) {
   // Near this thread's cursor first; if those are all in flight (another thread's
   // operations may sit there), once more half the pool away.
   for (std::size_t start : {t_cursor % count_, (t_cursor + count_ / 2) % count_}) {
-    if (EventSlot* slot = claim_from(start, epoch, refs)) return slot;
+    if (EventHandle handle = claim_from(start, epoch, refs, slot)) return handle;
   }
-  return nullptr;
+  return 0;
 }
 
-EventSlot* EventPool::claim_from(std::size_t index, uint32_t epoch, uint32_t refs) {
-  const uint64_t word = (tag_of(epoch) << 32) | refs;
+EventHandle EventPool::claim_from(std::size_t index, uint32_t epoch, uint32_t refs,
+                                  EventSlot** out) {
+  refs = static_cast<uint32_t>(std::min<uint64_t>(refs, kMaxRefs));
   for (std::size_t probe = 0; probe < kProbe; ++probe) {
-    EventSlot& slot = slots_[index];
+    std::size_t at = index;
+    EventSlot& slot = slots_[at];
     index = index + 1 == count_ ? 0 : index + 1;
-    uint64_t expected = 0;
-    if (slot.word.load(std::memory_order_relaxed) != 0 ||
-        !slot.word.compare_exchange_strong(expected, word, std::memory_order_acquire,
+    uint64_t word = slot.word.load(std::memory_order_relaxed);
+    if (word & kClaimed) continue;
+    uint32_t generation = generation_of(word) + static_cast<uint32_t>(count_);
+    uint64_t claimed =
+        (uint64_t{generation} << 32) | (uint64_t{epoch & 0xffff} << 16) | kClaimed | refs;
+    if (!slot.word.compare_exchange_strong(word, claimed, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
       continue;
     }
     t_cursor = index;
-    slot.channels_done.store(0, std::memory_order_relaxed);
+    slot.channels_started.store(0, std::memory_order_relaxed);
     slot.gpu_start.store(UINT64_MAX, std::memory_order_relaxed);
     slot.gpu_end.store(0, std::memory_order_relaxed);
     slot.cpu_start.store(UINT64_MAX, std::memory_order_relaxed);
     slot.cpu_end.store(0, std::memory_order_relaxed);
-    return &slot;
+    *out = &slot;
+    // Index + 1 so that no handle is 0; bit 0 stays free for the caller.
+    return (EventHandle{generation} << 32) | ((EventHandle{at} + 1) << 1);
   }
-  return nullptr;
+  return 0;
 }
 
-bool EventPool::release(EventSlot* slot) {
+EventSlot* EventPool::decode(EventHandle handle, uint32_t& generation) const {
+  EventHandle index = (handle & 0xffffffffu) >> 1;
+  if (index == 0 || index > count_) return nullptr;
+  generation = static_cast<uint32_t>(handle >> 32);
+  return &slots_[index - 1];
+}
+
+EventSlot* EventPool::slot_of(EventHandle handle) const {
+  uint32_t generation = 0;
+  return decode(handle, generation);
+}
+
+EventSlot* EventPool::open(EventHandle handle) const {
+  uint32_t generation = 0;
+  EventSlot* slot = decode(handle, generation);
+  if (slot == nullptr) return nullptr;
+  uint64_t word = slot->word.load(std::memory_order_acquire);
+  if (generation_of(word) != generation || (word & kRefMask) == 0) return nullptr;
+  return slot;
+}
+
+bool EventPool::add_reference(EventHandle handle) {
+  uint32_t generation = 0;
+  EventSlot* slot = decode(handle, generation);
+  if (slot == nullptr) return false;
   uint64_t word = slot->word.load(std::memory_order_relaxed);
   for (;;) {
-    if ((word & kRefMask) == 0) return false;
+    uint64_t refs = word & kRefMask;
+    if (generation_of(word) != generation || refs == 0 || refs == kMaxRefs) return false;
+    if (slot->word.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+}
+
+bool EventPool::release(EventHandle handle) {
+  uint32_t generation = 0;
+  EventSlot* slot = decode(handle, generation);
+  if (slot == nullptr) return false;
+  uint64_t word = slot->word.load(std::memory_order_relaxed);
+  for (;;) {
+    if (generation_of(word) != generation || (word & kRefMask) == 0) return false;
     if (slot->word.compare_exchange_weak(word, word - 1, std::memory_order_acq_rel,
                                          std::memory_order_relaxed)) {
       return ((word - 1) & kRefMask) == 0;
@@ -70,26 +130,17 @@ bool EventPool::release(EventSlot* slot) {
 }
 
 void EventPool::free(EventSlot* slot) {
-  slot->word.store(0, std::memory_order_release);
-}
-
-bool EventPool::busy(const EventSlot* slot) const {
-  return (slot->word.load(std::memory_order_acquire) & kRefMask) != 0;
+  // The generation stays: the next claim moves it on.
+  uint64_t word = slot->word.load(std::memory_order_relaxed);
+  slot->word.store(uint64_t{generation_of(word)} << 32, std::memory_order_release);
 }
 
 bool EventPool::references(const CommStats* stats) const {
   for (std::size_t i = 0; i < count_; ++i) {
-    if (busy(&slots_[i]) && slots_[i].stats == stats) return true;
+    if ((slots_[i].word.load(std::memory_order_acquire) & kClaimed) && slots_[i].stats == stats)
+      return true;
   }
   return false;
-}
-
-EventSlot* EventPool::slot_at(const void* p) const {
-  auto address = reinterpret_cast<uintptr_t>(p);
-  auto base = reinterpret_cast<uintptr_t>(slots_.get());
-  if (address < base || address >= base + count_ * sizeof(EventSlot)) return nullptr;
-  if ((address - base) % sizeof(EventSlot) != 0) return nullptr;
-  return &slots_[(address - base) / sizeof(EventSlot)];
 }
 
 std::size_t EventPool::abandon_older_than(uint32_t epoch, uint32_t max_age) {
@@ -97,13 +148,16 @@ std::size_t EventPool::abandon_older_than(uint32_t epoch, uint32_t max_age) {
   for (std::size_t i = 0; i < count_; ++i) {
     EventSlot& slot = slots_[i];
     uint64_t word = slot.word.load(std::memory_order_acquire);
-    // No reference left: its last releaser is completing it right now.
-    if ((word & kRefMask) == 0) continue;
-    auto claimed = static_cast<uint32_t>(word >> 33);
-    if (((epoch - claimed) & 0x7fffffffu) < max_age) continue;
-    // One compare-and-swap on the whole word: it fails if the slot was released, freed or
-    // claimed again since it was read, so only this life of the slot is abandoned.
-    if (slot.word.compare_exchange_strong(word, 0, std::memory_order_acq_rel)) ++abandoned;
+    // Free, or no reference left: its last releaser is completing it right now.
+    if (!(word & kClaimed) || (word & kRefMask) == 0) continue;
+    if (((epoch - epoch_of(word)) & 0xffff) < max_age) continue;
+    // One compare-and-swap on the whole word: it fails if the slot was released or
+    // claimed again since it was read, so only this life of the slot is abandoned. The
+    // generation stays, so this life's late events find no reference to take.
+    if (slot.word.compare_exchange_strong(word, uint64_t{generation_of(word)} << 32,
+                                          std::memory_order_acq_rel)) {
+      ++abandoned;
+    }
   }
   return abandoned;
 }

@@ -8,9 +8,11 @@
 // the plan's proxy operations to the proxy thread. Its KernelCh children start, record
 // their end and stop on the communicator's proxy progress thread, as the kernel's
 // counters advance, which may be before or after the parent's stop. So a slot holds one
-// reference for its own stop and one per kernel channel NCCL will report (the
-// descriptor's nChannels: NCCL adds one profiler proxy operation per channel of the task),
-// and whichever thread drops the last one completes the operation.
+// reference for its own stop and one per kernel channel NCCL announces (the descriptor's
+// nChannels: NCCL adds one profiler proxy operation per channel of the task), a channel
+// beyond those takes its own when it starts, and whichever thread drops the last one
+// completes the operation. An operation NCCL never completes is abandoned by the flusher;
+// the handles of that life of its slot are dead from then on (generations).
 #pragma once
 
 #include <atomic>
@@ -24,12 +26,21 @@ namespace fabric::nccl_profiler {
 
 class CommStats;
 
+// A handle names one life of a slot: the slot's index and the generation it was claimed
+// with (see EventPool::claim). NCCL treats handles as opaque, non-null pointers; bit 0 is
+// left to the caller (the plugin marks kernel-channel handles with it). 0 is no handle.
+using EventHandle = uintptr_t;
+static_assert(sizeof(EventHandle) == 8, "a handle carries a 32-bit generation and an index");
+
 struct alignas(64) EventSlot {
-  // Upper half: the claim's tag (odd, from the flush epoch it was claimed in); lower half:
-  // the references left. 0 is a free slot. One word, so that claiming, releasing and
-  // abandoning are each one compare-and-swap and cannot mix up two lives of the slot.
+  // Bits 63..32: the generation of the slot's current or last life; 31..16: the flush
+  // epoch it was claimed in (low 16 bits); 15: claimed; 14..0: the references left. One
+  // word, so that claiming, releasing and abandoning are each one compare-and-swap and a
+  // late event of an earlier life (its handle's generation is another) changes nothing.
   std::atomic<uint64_t> word{0};
-  std::atomic<uint16_t> channels_done{0};
+  // Kernel channels started: those beyond `channels_expected` take a reference of their
+  // own (CollNet/SHARP report channels NCCL's nChannels does not count).
+  std::atomic<uint16_t> channels_started{0};
   uint8_t channels_expected = 0;
   Collective collective = Collective::kOther;
   uint8_t bucket = 0;
@@ -49,21 +60,27 @@ class EventPool {
 public:
   explicit EventPool(std::size_t slots);
 
-  // A free slot, with `refs` references and its fields reset; nullptr when the slots
-  // near this thread's cursor are all taken (the caller counts a dropped event).
-  EventSlot* claim(uint32_t epoch, uint32_t refs);
-  // Drops one reference; true when it was the last, and the caller now completes the
-  // operation and then calls free(). A release on a slot with no reference left is a stray
-  // from NCCL and is ignored.
-  bool release(EventSlot* slot);
+  // Claims a free slot with `refs` references and its fields reset, and returns its
+  // handle; 0 when the slots near this thread's cursor are all taken (the caller counts a
+  // dropped event). `*slot` is the slot, for the claimer to fill in.
+  EventHandle claim(uint32_t epoch, uint32_t refs, EventSlot** slot);
+  // The slot of `handle` while that life of it holds references; nullptr for a handle of
+  // an earlier life, of a completed or abandoned operation, or that is not one of ours.
+  // A caller that then writes the slot's timestamps races only with the instant between
+  // this check and a reclaim: the generation makes a stale handle harmless everywhere
+  // else, and its references are never touched.
+  EventSlot* open(EventHandle handle) const;
+  // One more reference for this life of the slot, if it still has one (a kernel channel
+  // beyond the announced ones); false when the operation has completed or is full.
+  bool add_reference(EventHandle handle);
+  // Drops one reference of this life; true when it was the last, and the caller now
+  // completes the operation (slot_of) and then calls free(). A release of another life,
+  // or of a slot with no reference left, is a stray and is ignored.
+  bool release(EventHandle handle);
+  EventSlot* slot_of(EventHandle handle) const;
   void free(EventSlot* slot);
-  bool busy(const EventSlot* slot) const;
   // Whether an operation in flight counts into `stats` (a scan; not for the hot path).
   bool references(const CommStats* stats) const;
-
-  // Whether `p` points at a slot of this pool: NCCL hands back only what we gave it, but a
-  // handle is checked before it is followed.
-  EventSlot* slot_at(const void* p) const;
 
   // Frees slots claimed `max_age` epochs ago or earlier that still hold references: NCCL
   // never completed them. Returns how many. Called by the flusher, never on the hot path.
@@ -72,9 +89,10 @@ public:
   std::size_t size() const { return count_; }
 
 private:
-  EventSlot* claim_from(std::size_t index, uint32_t epoch, uint32_t refs);
+  EventHandle claim_from(std::size_t index, uint32_t epoch, uint32_t refs, EventSlot** slot);
+  // The slot a handle names and the generation it expects; nullptr when out of range.
+  EventSlot* decode(EventHandle handle, uint32_t& generation) const;
 
-  static constexpr uint64_t kRefMask = 0xffffffffu;
   std::size_t count_;
   std::unique_ptr<EventSlot[]> slots_;
 };

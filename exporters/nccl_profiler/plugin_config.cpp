@@ -10,8 +10,20 @@
 
 namespace fabric::nccl_profiler {
 
-PluginConfig config_from_environment(const char* dir, const char* flush_seconds) {
+PluginConfig config_from_environment(const char* dir, const char* flush_seconds,
+                                     const char* events) {
   PluginConfig config;
+  if (events != nullptr) {
+    std::string_view value(events);
+    if (value == "timed") {
+      config.events = EventSet::kTimed;
+    } else if (value == "counted") {
+      config.events = EventSet::kCounted;
+    } else {
+      config.warnings.push_back(std::string(kEventsEnv) + "='" + std::string(value) +
+                                "' is neither 'timed' nor 'counted'; using timed");
+    }
+  }
   if (dir != nullptr) {
     std::string_view value(dir);
     if (value.empty() || value.front() != '/') {

@@ -12,6 +12,14 @@ namespace fabric::nccl_profiler {
 
 inline constexpr const char* kDirEnv = "FABRIC_NCCL_DIR";
 inline constexpr const char* kFlushEnv = "FABRIC_NCCL_FLUSH_S";
+inline constexpr const char* kEventsEnv = "FABRIC_NCCL_EVENTS";
+
+// What the plugin asks NCCL for. kTimed adds the kernel-channel events, whose GPU
+// timestamps give busy time and bandwidth, at a cost inside NCCL: a profiler proxy
+// operation per channel, and under CUDA graph capture a host function per plan that the
+// kernel waits on. kCounted asks for the Coll and P2p events only: operations and bytes,
+// no time, nothing added to how NCCL launches work.
+enum class EventSet { kTimed, kCounted };
 inline constexpr const char* kDefaultDir = "/run/fabric/nccl";
 inline constexpr int kDefaultFlushSeconds = 10;
 inline constexpr int kMaxFlushSeconds = 3600;
@@ -19,6 +27,7 @@ inline constexpr int kMaxFlushSeconds = 3600;
 struct PluginConfig {
   std::string dir = kDefaultDir;
   std::chrono::seconds flush_interval{kDefaultFlushSeconds};
+  EventSet events = EventSet::kTimed;
   // Operations in flight at once, over every communicator of the process: NCCL keeps at
   // most a few thousand per communicator in flight (its per-channel profiler ring holds 64).
   std::size_t pool_slots = 16384;
@@ -32,8 +41,9 @@ struct PluginConfig {
   std::vector<std::string> warnings;
 };
 
-// From the two variables' values (nullptr when unset).
-PluginConfig config_from_environment(const char* dir, const char* flush_seconds);
+// From the variables' values (nullptr when unset).
+PluginConfig config_from_environment(const char* dir, const char* flush_seconds,
+                                     const char* events = nullptr);
 
 struct ProcessIdentity {
   int64_t pid = 0;

@@ -39,23 +39,40 @@ std::optional<uint64_t> parse_pid_ns_link(std::string_view target) {
   return parse_number<uint64_t>(target.substr(kPrefix.size(), target.size() - kPrefix.size() - 1));
 }
 
-std::optional<int64_t> parse_status_nspid(std::string_view status) {
-  constexpr std::string_view kKey = "NSpid:";
+namespace {
+
+// The fields of the status line that starts with `key`; empty when there is none.
+std::string_view status_line(std::string_view status, std::string_view key) {
   std::size_t at = 0;
   while (at < status.size()) {
     std::size_t eol = status.find('\n', at);
     std::string_view line =
         status.substr(at, eol == std::string_view::npos ? std::string_view::npos : eol - at);
     at = eol == std::string_view::npos ? status.size() : eol + 1;
-    if (!line.starts_with(kKey)) continue;
-    line.remove_prefix(kKey.size());
-    std::string_view last;
-    for (std::string_view field = next_field(line); !field.empty(); field = next_field(line)) {
-      last = field;
-    }
-    return parse_number<int64_t>(last);
+    if (line.starts_with(key)) return line.substr(key.size());
   }
-  return std::nullopt;
+  return {};
+}
+
+} // namespace
+
+std::optional<uint32_t> parse_status_fsuid(std::string_view status) {
+  std::string_view line = status_line(status, "Uid:");
+  std::string_view field;
+  for (int index = 0; index < 4; ++index) {
+    field = next_field(line);
+    if (field.empty()) return std::nullopt;
+  }
+  return parse_number<uint32_t>(field);
+}
+
+std::optional<int64_t> parse_status_nspid(std::string_view status) {
+  std::string_view line = status_line(status, "NSpid:");
+  std::string_view last;
+  for (std::string_view field = next_field(line); !field.empty(); field = next_field(line)) {
+    last = field;
+  }
+  return parse_number<int64_t>(last);
 }
 
 } // namespace fabric::nccl_profiler

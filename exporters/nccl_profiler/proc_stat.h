@@ -20,4 +20,8 @@ std::optional<uint64_t> parse_pid_ns_link(std::string_view target);
 // (innermost) pid namespace.
 std::optional<int64_t> parse_status_nspid(std::string_view status);
 
+// The filesystem uid of /proc/PID/status's "Uid:" line (real, effective, saved, fs): the
+// owner of the files the process creates, as the reader's user namespace sees it.
+std::optional<uint32_t> parse_status_fsuid(std::string_view status);
+
 } // namespace fabric::nccl_profiler

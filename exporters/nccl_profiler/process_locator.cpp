@@ -7,6 +7,10 @@
 namespace fabric::nccl_profiler {
 namespace {
 
+// Bounds what a scan holds for processes whose namespace link cannot be read: a node runs
+// far fewer processes than this.
+constexpr std::size_t kMaxUnverified = 1 << 20;
+
 bool is_pid(const std::string& name) {
   if (name.empty() || name.size() > 10) return false;
   for (char c : name) {
@@ -22,6 +26,7 @@ ProcessLocator::ProcessLocator(std::string proc_root) : proc_(std::move(proc_roo
 void ProcessLocator::begin_read() {
   scanned_ = false;
   by_namespace_.clear();
+  unverified_.clear();
   std::erase_if(known_, [](const auto& entry) { return !entry.second.used; });
   for (auto& entry : known_)
     entry.second.used = false;
@@ -32,6 +37,12 @@ std::optional<uint64_t> ProcessLocator::start_ticks(int64_t pid) const {
   auto stat = proc_.read_optional(std::to_string(pid) + "/stat");
   if (!stat.ok() || !*stat) return std::nullopt;
   return parse_stat_start_ticks(**stat);
+}
+
+std::optional<uint32_t> ProcessLocator::file_owner(int64_t pid) const {
+  auto status = proc_.read_optional(std::to_string(pid) + "/status");
+  if (!status.ok() || !*status) return std::nullopt;
+  return parse_status_fsuid(**status);
 }
 
 std::optional<uint64_t> ProcessLocator::pid_namespace(const std::string& pid) const {
@@ -46,12 +57,17 @@ void ProcessLocator::scan() {
   if (!names.ok()) return;
   for (const auto& name : *names) {
     if (!is_pid(name)) continue;
-    auto ns = pid_namespace(name);
-    if (!ns) continue; // exited meanwhile, or a kernel thread
     auto status = proc_.read_optional(name + "/status");
-    if (!status.ok() || !*status) continue;
-    if (auto inner = parse_status_nspid(**status)) {
+    if (!status.ok() || !*status) continue; // exited meanwhile
+    auto inner = parse_status_nspid(**status);
+    if (!inner) continue;
+    // /proc/PID/ns/pid needs ptrace access to the process (CAP_SYS_PTRACE for another
+    // container's); status, stat and cgroup do not. Without the link the process is
+    // matched by its pid in its namespace and its start time (below).
+    if (auto ns = pid_namespace(name)) {
       by_namespace_[{*ns, *inner}] = std::stoll(name);
+    } else if (unverified_.size() < kMaxUnverified) {
+      unverified_.emplace(*inner, std::stoll(name));
     }
   }
 }
@@ -76,12 +92,25 @@ Located ProcessLocator::locate(const ProcessClaim& claim) {
     known_.erase(it);
   }
   if (!scanned_) scan();
-  auto it = by_namespace_.find({claim.pid_ns, claim.pid});
-  if (it == by_namespace_.end() || start_ticks(it->second) != claim.start_ticks) {
-    return {Presence::kExited, 0};
+  int64_t found = 0;
+  if (auto it = by_namespace_.find({claim.pid_ns, claim.pid}); it != by_namespace_.end()) {
+    if (start_ticks(it->second) == claim.start_ticks) found = it->second;
+  } else {
+    // Processes whose namespace this reader may not read: the one with this inner pid and
+    // start time, if exactly one has both.
+    auto [first, last] = unverified_.equal_range(claim.pid);
+    int matches = 0;
+    for (auto candidate = first; candidate != last; ++candidate) {
+      if (start_ticks(candidate->second) != claim.start_ticks) continue;
+      found = candidate->second;
+      ++matches;
+    }
+    // Two candidates: the file cannot be bound to either, as if its process were gone.
+    if (matches > 1) return {Presence::kExited, 0};
   }
-  known_[key] = {it->second, true};
-  return {Presence::kAlive, it->second};
+  if (found == 0) return {Presence::kExited, 0};
+  known_[key] = {found, true};
+  return {Presence::kAlive, found};
 }
 
 } // namespace fabric::nccl_profiler

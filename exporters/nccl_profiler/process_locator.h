@@ -4,7 +4,9 @@
 // gives its pid there, that namespace's inode and its start time. From the host's pid
 // namespace (a DaemonSet with hostPID), the process is the one whose /proc/PID/ns/pid is
 // that namespace and whose "NSpid:" ends with that pid, and the start time tells it
-// from a later process that got the same pid.
+// from a later process that got the same pid. Reading another container's ns/pid link
+// takes ptrace access (CAP_SYS_PTRACE); without it, a process is the one whose "NSpid:"
+// ends with that pid and whose start time is the file's, when exactly one is.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,10 @@ public:
   void begin_read();
   Located locate(const ProcessClaim& claim);
 
+  // The uid a process (pid in this reader's /proc) creates its files as; none when it
+  // cannot be read (the process exited).
+  std::optional<uint32_t> file_owner(int64_t pid) const;
+
   const SysfsReader& proc() const { return proc_; }
 
 private:
@@ -60,6 +66,9 @@ private:
   bool scanned_ = false;
   // (pid namespace, pid inside it) -> pid here, from the last scan.
   std::map<std::pair<uint64_t, int64_t>, int64_t> by_namespace_;
+  // pid inside its namespace -> pid here, for processes whose ns/pid link is not readable
+  // by this reader (no CAP_SYS_PTRACE): matched by start time instead.
+  std::multimap<int64_t, int64_t> unverified_;
   // Claims matched by an earlier read, checked again by start time only; those no read
   // asked about since the previous one are forgotten.
   struct Known {

@@ -97,7 +97,10 @@ private:
   ProcessProfile profile_;
   std::set<std::string_view> header_seen_;
   std::set<std::pair<Collective, uint64_t>> cells_seen_;
-  std::set<uint64_t> comms_seen_;
+  std::size_t cells_ = 0;
+  // A process may drive several ranks of one communicator (ncclCommInitAll, one process
+  // per host, nccl-tests -g): the hash is the same for each, the rank tells them apart.
+  std::set<std::pair<uint64_t, int>> comms_seen_;
 };
 
 Result<void> Parser::header_field(std::size_t line, std::string_view key, Tokens& tokens) {
@@ -117,7 +120,8 @@ Result<void> Parser::header_field(std::size_t line, std::string_view key, Tokens
     FABRIC_ASSIGN_OR_RETURN(p.written_unix_ms, number<int64_t>(line, key, value));
   } else if (key == "interval_ms") {
     FABRIC_ASSIGN_OR_RETURN(p.interval_ms, number<int64_t>(line, key, value));
-    if (p.interval_ms <= 0) return error(line, "interval_ms: not positive");
+    if (p.interval_ms <= 0 || p.interval_ms > kMaxIntervalMs)
+      return error(line, "interval_ms: not between 1 and " + std::to_string(kMaxIntervalMs));
   } else if (key == "sequence") {
     FABRIC_ASSIGN_OR_RETURN(p.sequence, number<uint64_t>(line, key, value));
   } else if (key == "abi") {
@@ -139,8 +143,6 @@ Result<void> Parser::comm_line(std::size_t line, Tokens& tokens) {
   std::string_view hash = tokens.next();
   if (hash.size() != 16) return error(line, "comm: the hash is not 16 hex digits");
   FABRIC_ASSIGN_OR_RETURN(comm.hash, number<uint64_t>(line, "comm", hash, 16));
-  if (!comms_seen_.insert(comm.hash).second)
-    return error(line, "comm " + std::string(hash) + ": repeated");
   bool has_nranks = false, has_rank = false;
   for (std::string_view key = tokens.next(); !key.empty(); key = tokens.next()) {
     std::string_view value = tokens.next();
@@ -157,9 +159,14 @@ Result<void> Parser::comm_line(std::size_t line, Tokens& tokens) {
     }
   }
   if (!has_nranks || !has_rank) return error(line, "comm: nranks and rank are required");
-  if (comm.nranks < 1 || comm.rank < 0 || comm.rank >= comm.nranks) {
+  // nranks 0: not known (profiler ABI v1 to v3 never says).
+  if (comm.nranks < 0 || comm.rank < 0 || (comm.nranks > 0 && comm.rank >= comm.nranks)) {
     return error(line, "comm: rank " + std::to_string(comm.rank) + " of " +
                            std::to_string(comm.nranks) + " ranks");
+  }
+  if (!comms_seen_.emplace(comm.hash, comm.rank).second) {
+    return error(line,
+                 "comm " + std::string(hash) + " rank " + std::to_string(comm.rank) + ": repeated");
   }
   cells_seen_.clear();
   profile_.comms.push_back(std::move(comm));
@@ -168,6 +175,9 @@ Result<void> Parser::comm_line(std::size_t line, Tokens& tokens) {
 
 Result<void> Parser::cell_line(std::size_t line, Tokens& tokens) {
   if (profile_.comms.empty()) return error(line, "cell before any comm");
+  if (++cells_ > limits_.max_cells) {
+    return error(line, "more than " + std::to_string(limits_.max_cells) + " cells");
+  }
   ProfileCell cell;
   std::string_view name = tokens.next();
   auto collective = parse_collective_name(name);

@@ -57,7 +57,7 @@ struct ProfileCell {
 
 struct CommProfile {
   uint64_t hash = 0; // NCCL's commHash: the same on every rank of the communicator
-  int nranks = 0;
+  int nranks = 0;    // 0: not known (NCCL 2.23 to 2.26 do not tell a profiler)
   int rank = 0;
   int nnodes = 0;
   std::vector<ProfileCell> cells;
@@ -81,11 +81,18 @@ std::string profile_file_name(int64_t pid, uint64_t pid_ns, uint64_t start_ticks
 
 std::string render_profile(const ProcessProfile& profile);
 
+// Each bound holds while parsing, before anything is kept for it: a file can make the
+// parser hold at most max_comms communicators and max_cells cells (about 80 bytes each).
+// The plugin writes at most 256 communicators of at most 9 x 64 cells, far less in
+// practice: a job's communicators see a few collectives at a few sizes.
 struct ParseLimits {
   std::size_t max_bytes = 4 << 20;
   std::size_t max_line = 1024;
-  std::size_t max_comms = 1024;
+  std::size_t max_comms = 512;
+  std::size_t max_cells = 16384;
 };
+// interval_ms above this is refused: the plugin's flush interval is at most an hour.
+inline constexpr int64_t kMaxIntervalMs = int64_t{3600} * 1000;
 // A file from a shared directory: anything may be in it. `what` names it in errors.
 Result<ProcessProfile> parse_profile(std::string_view text, std::string_view what,
                                      const ParseLimits& limits = {});

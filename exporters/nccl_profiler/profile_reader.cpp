@@ -24,82 +24,20 @@ std::string short_hash(uint64_t hash) {
   return buffer;
 }
 
-bool is_profile_name(std::string_view name) {
-  return name.size() > kProfileFilePrefix.size() + kProfileFileSuffix.size() &&
-         name.starts_with(kProfileFilePrefix) && name.ends_with(kProfileFileSuffix);
+int64_t saturating_product(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return 0;
+  return a > INT64_MAX / b ? INT64_MAX : a * b;
 }
 
-// The profile names in `dir`, at most `max` of them: the most recently written, so that a
-// directory filling up with the files of processes that exited long ago (nothing deletes
-// them: the plugin cannot know when the exporter has read its last flush, and the
-// exporter mounts the directory read-only) never hides a running process, whose file is
-// rewritten every flush. Returned sorted by name. A missing directory has none.
-Result<std::vector<std::string>> list_profiles(const std::string& dir, std::size_t max,
-                                               std::size_t& over) {
-  std::vector<std::string> names;
-  DIR* handle = ::opendir(dir.c_str());
-  if (handle == nullptr) {
-    if (errno == ENOENT) return names;
-    return Error::from_errno(errno, "opendir", dir);
-  }
-  // A heap whose top is the oldest entry kept: never more than `max` names held, however
-  // many the directory has.
-  using Entry = std::pair<int64_t, std::string>; // mtime in ns, name
-  auto newer = [](const Entry& a, const Entry& b) { return a > b; };
-  std::vector<Entry> kept;
-  while (dirent* entry = ::readdir(handle)) {
-    std::string_view name(entry->d_name);
-    if (!is_profile_name(name)) continue;
-    struct stat st {};
-    int64_t mtime_ns = 0; // an entry that vanished meanwhile counts as the oldest
-    if (::fstatat(::dirfd(handle), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    }
-    kept.emplace_back(mtime_ns, std::string(name));
-    std::push_heap(kept.begin(), kept.end(), newer);
-    if (kept.size() > max) {
-      std::pop_heap(kept.begin(), kept.end(), newer);
-      kept.pop_back();
-      ++over;
-    }
-  }
-  ::closedir(handle);
-  names.reserve(kept.size());
-  for (auto& [mtime_ns, name] : kept)
-    names.push_back(std::move(name));
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// Reads a regular file of at most `max` bytes without following a link or blocking on a
-// FIFO. Fills `st`; errors name what was refused.
-Result<std::string> read_bounded(const std::string& path, std::size_t max, struct stat& st) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) return Error::from_errno(errno, "open", path);
-  if (::fstat(fd.get(), &st) != 0) return Error::from_errno(errno, "fstat", path);
-  if (!S_ISREG(st.st_mode)) return Error(ErrorCode::kDecode, path, "not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > max) {
-    return Error(ErrorCode::kDecode, path, "larger than " + std::to_string(max) + " bytes");
-  }
-  std::string content(static_cast<std::size_t>(st.st_size) + 1, '\0');
-  std::size_t filled = 0;
-  while (filled < content.size()) {
-    ssize_t n = ::read(fd.get(), content.data() + filled, content.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error::from_errno(errno, "read", path);
-    if (n == 0) break;
-    filled += static_cast<std::size_t>(n);
-  }
-  if (filled > max) return Error(ErrorCode::kDecode, path, "grew past the size limit");
-  content.resize(filled);
-  return content;
-}
-
-int64_t mtime_ns(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
+constexpr std::array<std::string_view, kRefusalCount> kRefusalNames = {
+    "malformed",  "not_regular", "too_large",      "unreadable",
+    "over_limit", "over_budget", "owner_mismatch", "no_such_process"};
 
 } // namespace
+
+std::string_view refusal_name(Refusal refusal) {
+  return kRefusalNames[static_cast<std::size_t>(refusal)];
+}
 
 ProfileReader::ProfileReader(ReaderOptions options)
     : options_(std::move(options)), locator_(options_.proc_root),
@@ -109,51 +47,102 @@ Result<Snapshot> ProfileReader::read() {
   return read(std::chrono::system_clock::now());
 }
 
-void ProfileReader::load(const std::string& name, uint64_t& budget) {
-  FileState& file = files_[name];
+void ProfileReader::load(const ListedProfile& listed, std::map<uint32_t, uint64_t>& owner_budget,
+                         uint64_t& budget) {
+  FileState& file = files_[listed.name];
   file.seen = true;
-  std::string path = options_.dir + "/" + name;
+  std::string path = options_.dir + "/" + listed.name;
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     file.seen = false; // removed since the listing
     return;
   }
+  auto [mine, fresh] = owner_budget.try_emplace(st.st_uid, options_.max_bytes_per_writer);
+  uint64_t& left = mine->second;
+  auto charge = [&](uint64_t bytes) {
+    left -= std::min(left, bytes);
+    budget -= std::min(budget, bytes);
+  };
   // Unchanged since the last read (same inode, size and time, whatever it is): nothing to
   // read, parse or count again.
   if (st.st_dev == file.device && st.st_ino == file.inode &&
-      static_cast<uint64_t>(st.st_size) == file.size && mtime_ns(st) == file.mtime_ns) {
-    budget -= std::min<uint64_t>(budget, file.good ? file.size : 0);
+      static_cast<uint64_t>(st.st_size) == file.size && mtime_ns_of(st) == file.mtime_ns) {
+    file.clamped_mtime_ns = std::min(file.clamped_mtime_ns, listed.mtime_ns);
+    charge(file.good ? file.size : 0);
     return;
   }
   file.device = st.st_dev;
   file.inode = st.st_ino;
   file.size = static_cast<uint64_t>(st.st_size);
-  file.mtime_ns = mtime_ns(st);
+  file.mtime_ns = mtime_ns_of(st);
+  file.clamped_mtime_ns = listed.mtime_ns;
   file.expired = false;
-  auto content = read_bounded(path, std::min<uint64_t>(options_.limits.max_bytes, budget), st);
+  file.pending.reset();
+  // What this content may cost is known before a byte of it is read.
+  uint64_t allowed = std::min<uint64_t>({options_.limits.max_bytes, budget, left});
+  if (file.size > allowed && file.size <= options_.limits.max_bytes) {
+    refuse(Refusal::kOverBudget);
+    return;
+  }
+  ReadRefusal why = ReadRefusal::kNone;
+  auto content = read_profile_file(path, allowed, st, why);
   if (!content.ok()) {
-    if (content.error().sys_errno() == ENOENT) {
+    if (why == ReadRefusal::kGone) {
       file.seen = false; // removed between the listing and now
       return;
     }
-    ++refused_total_;
+    refuse(why == ReadRefusal::kNotRegular ? Refusal::kNotRegular
+           : why == ReadRefusal::kTooLarge ? Refusal::kTooLarge
+                                           : Refusal::kUnreadable);
     file.good.reset();
     return;
   }
+  charge(content->size());
+  file.owner = st.st_uid;
   auto profile = parse_profile(*content, path, options_.limits);
   // The name is derived from the process's identity; a file whose content claims another
   // process is not believed.
   if (profile.ok() &&
-      profile_file_name(profile->pid, profile->pid_ns, profile->start_ticks) != name) {
+      profile_file_name(profile->pid, profile->pid_ns, profile->start_ticks) != listed.name) {
     profile = Error(ErrorCode::kDecode, path, "its content names another process");
   }
   if (!profile.ok()) {
     // The process's last good counters stay: they only ever grow.
-    ++malformed_total_;
+    refuse(Refusal::kMalformed);
     return;
   }
-  file.good = std::move(*profile);
-  budget -= std::min<uint64_t>(budget, file.size);
+  file.claim = ProcessClaim{profile->pid, profile->pid_ns, profile->start_ticks};
+  file.pending = std::move(*profile);
+}
+
+bool ProfileReader::bind(FileState& file, const Located& located) {
+  if (!file.pending) return true;
+  std::optional<ProcessProfile> pending = std::move(file.pending);
+  file.pending.reset();
+  switch (located.presence) {
+  case Presence::kAlive:
+    // Written by the process it names: the file is owned by the uid that process creates
+    // files as. Another tenant's file under that name (a different uid) is not believed.
+    if (locator_.file_owner(located.pid) != file.owner) {
+      refuse(Refusal::kOwnerMismatch);
+      return false;
+    }
+    file.bound_uid = file.owner;
+    break;
+  case Presence::kExited:
+    // The process's last write, at its exit, is read after it is gone: believed if the
+    // file was bound while the process ran and is still owned by the uid it wrote as.
+    // Anything else for a process that is not running has nobody it could be bound to.
+    if (file.bound_uid == file.owner) break;
+    refuse(file.bound_uid ? Refusal::kOwnerMismatch : Refusal::kUnbound);
+    return false;
+  case Presence::kUnknown:
+    // Out of this reader's sight (no hostPID): believed by its name, and served without
+    // a pod. README.md, "The reader", says what this mode trusts.
+    break;
+  }
+  file.good = std::move(pending);
+  return true;
 }
 
 void ProfileReader::resolve_pod(FileState& file, int64_t pid) {
@@ -221,11 +210,20 @@ void ProfileReader::carry_over(const std::map<std::string, Contributions>& now) 
   }
 }
 
+ProfileReader::WriterKey ProfileReader::writer_of(const FileState& file) const {
+  if (file.pod_uid) return "pod:" + *file.pod_uid;
+  return "uid:" + std::to_string(file.owner);
+}
+
 std::vector<Series> ProfileReader::to_series(const std::map<std::string, Contributions>& now,
+                                             const std::map<std::string, WriterKey>& writers,
                                              ReaderStats& stats) {
   Contributions totals;
+  std::map<SeriesLabels, const WriterKey*> first_writer;
   for (const auto& [name, contributions] : now) {
+    const WriterKey& writer = writers.at(name);
     for (const auto& [labels, c] : contributions) {
+      first_writer.try_emplace(labels, &writer);
       Contribution& t = totals[labels];
       t.counters.operations = saturating_add(t.counters.operations, c.counters.operations);
       t.counters.bytes = saturating_add(t.counters.bytes, c.counters.bytes);
@@ -239,11 +237,21 @@ std::vector<Series> ProfileReader::to_series(const std::map<std::string, Contrib
   }
   // A series lives as long as one of its contributors does; its carry goes with it.
   std::erase_if(series_, [&](const auto& entry) { return !totals.contains(entry.first); });
-  std::erase_if(served_, [&](const SeriesLabels& labels) { return !totals.contains(labels); });
-  // Series already served keep their place; new ones fill what max_series leaves.
+  std::erase_if(served_, [&](const auto& entry) { return !totals.contains(entry.first); });
+  // Series already served keep their place; new ones fill what max_series leaves, each
+  // writer (a pod, or a file owner outside pods) up to its share, so that a tenant that
+  // comes first cannot take every place.
+  std::map<WriterKey, std::size_t> share;
+  for (const auto& [labels, writer] : served_)
+    ++share[writer];
   for (const auto& [labels, total] : totals) {
     if (served_.size() >= options_.max_series) break;
-    served_.insert(labels);
+    if (served_.contains(labels)) continue;
+    const WriterKey& writer = *first_writer.at(labels);
+    std::size_t& taken = share[writer];
+    if (taken >= options_.max_series_per_writer) continue;
+    ++taken;
+    served_.emplace(labels, writer);
   }
   std::vector<Series> series;
   for (const auto& [labels, total] : totals) {
@@ -269,43 +277,70 @@ std::vector<Series> ProfileReader::to_series(const std::map<std::string, Contrib
   return series;
 }
 
+void ProfileReader::remove(const std::string& name) {
+  if (!options_.remove_expired || removal_failed_) return;
+  if (::unlink((options_.dir + "/" + name).c_str()) == 0) {
+    ++removed_total_;
+  } else if (errno != ENOENT) {
+    removal_failed_ = errno == EROFS || errno == EACCES || errno == EPERM;
+  }
+}
+
 Result<Snapshot> ProfileReader::read(std::chrono::system_clock::time_point now) {
   Snapshot snapshot;
   ReaderStats& stats = snapshot.stats;
-  std::size_t over = 0;
-  FABRIC_ASSIGN_OR_RETURN(auto names, list_profiles(options_.dir, options_.max_files, over));
-  refused_total_ += over;
-  stats.files = names.size();
+  const int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  ListingLimits limits{
+      options_.max_files, options_.max_files_per_writer,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.stale_temporary).count()};
+  FABRIC_ASSIGN_OR_RETURN(auto listing, list_profile_directory(options_.dir, now_ns, limits));
+  refused_[static_cast<std::size_t>(Refusal::kOverFileLimit)] +=
+      listing.over_limit + listing.over_owner_limit;
+  for (const auto& name : listing.stale_temporaries)
+    remove(name);
+  stats.files = listing.profiles.size();
   locator_.begin_read();
   pods_.begin_read();
   for (auto& [name, file] : files_)
     file.seen = false;
   uint64_t budget = options_.max_total_bytes;
-  for (const auto& name : names)
-    load(name, budget);
+  std::map<uint32_t, uint64_t> owner_budget;
+  for (const auto& listed : listing.profiles)
+    load(listed, owner_budget, budget);
   std::erase_if(files_, [](const auto& entry) { return !entry.second.seen; });
 
-  const int64_t now_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   const int64_t retain_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retain_exited).count();
   std::map<std::string, Contributions> contributions;
+  std::map<std::string, WriterKey> writers;
+  std::vector<std::string> to_remove;
   for (auto& [name, file] : files_) {
     if (file.expired) ++stats.files_expired;
-    if (!file.good) continue;
+    if (!file.claim) continue;
+    Located located = locator_.locate(*file.claim);
+    bind(file, located);
+    // A modification time in the future is now: it cannot keep a file young.
+    int64_t age_ns = now_ns - std::min(file.clamped_mtime_ns, now_ns);
+    if (!file.good) {
+      // Never bound to a running process (it exited before this reader saw it, or never
+      // was): nothing is served from it, and it goes as an exited process's file would.
+      if (located.presence == Presence::kExited && age_ns > retain_ns) to_remove.push_back(name);
+      continue;
+    }
     const ProcessProfile& profile = *file.good;
-    int64_t age_ns = now_ns - file.mtime_ns;
-    Located located = locator_.locate({profile.pid, profile.pid_ns, profile.start_ticks});
     bool alive = located.presence == Presence::kAlive;
     if (located.presence == Presence::kUnknown) {
-      alive =
-          age_ns <= static_cast<int64_t>(options_.missed_flushes) * profile.interval_ms * 1000000;
+      alive = age_ns <=
+              saturating_product(saturating_product(options_.missed_flushes, profile.interval_ms),
+                                 1000000);
     }
     if (!alive && age_ns > retain_ns) {
-      // Forgotten until the file changes.
+      // Forgotten until the file changes, and removed where the directory allows it.
       ++stats.files_expired;
       file.expired = true;
       file.good.reset();
+      to_remove.push_back(name);
       continue;
     }
     if (located.presence == Presence::kAlive) resolve_pod(file, located.pid);
@@ -313,12 +348,20 @@ Result<Snapshot> ProfileReader::read(std::chrono::system_clock::time_point now) 
     stats.events_dropped = saturating_add(stats.events_dropped, profile.events_dropped);
     stats.events_abandoned = saturating_add(stats.events_abandoned, profile.events_abandoned);
     contribute(file, alive, contributions[name]);
+    writers[name] = writer_of(file);
   }
+  for (const auto& name : to_remove)
+    remove(name);
   carry_over(contributions);
   previous_ = contributions;
-  snapshot.series = to_series(contributions, stats);
-  stats.files_malformed_total = malformed_total_;
-  stats.files_refused_total = refused_total_;
+  snapshot.series = to_series(contributions, writers, stats);
+  stats.refused = refused_;
+  stats.files_malformed_total = refused_[static_cast<std::size_t>(Refusal::kMalformed)];
+  for (std::size_t i = 0; i < kRefusalCount; ++i) {
+    if (i != static_cast<std::size_t>(Refusal::kMalformed))
+      stats.files_refused_total += refused_[i];
+  }
+  stats.files_removed_total = removed_total_;
   return snapshot;
 }
 

@@ -13,6 +13,7 @@
 //   for (const auto& s : snapshot->series) ... s.labels.collective, s.values.bytes ...
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -25,6 +26,7 @@
 #include "exporters/nccl_profiler/plugin_config.h"
 #include "exporters/nccl_profiler/pod_resolver.h"
 #include "exporters/nccl_profiler/process_locator.h"
+#include "exporters/nccl_profiler/profile_directory.h"
 #include "exporters/nccl_profiler/profile_format.h"
 
 namespace fabric::nccl_profiler {
@@ -44,7 +46,31 @@ struct ReaderOptions {
   std::size_t max_total_bytes = 64 << 20;
   ParseLimits limits;
   std::size_t max_series = 10000;
+  // Shares of one writer, so that no tenant can use up what the others need: files
+  // listed and bytes read per file owner, series per pod (per file owner outside a pod).
+  std::size_t max_files_per_writer = 256;
+  std::size_t max_bytes_per_writer = 8 << 20;
+  std::size_t max_series_per_writer = 2500;
+  // Removes the files of exited processes once they are no longer served, and the
+  // temporaries of writers killed mid-write older than this (the directory is on /run
+  // and only emptied at boot). Needs the directory writable; read-only, nothing is removed.
+  bool remove_expired = true;
+  std::chrono::seconds stale_temporary{60};
 };
+
+// Why a file, or a new content of it, was not used; the values label a self-metric.
+enum class Refusal {
+  kMalformed,     // does not parse, or names another process than its file name
+  kNotRegular,    // a link, a FIFO, a directory
+  kTooLarge,      // over limits.max_bytes
+  kUnreadable,    // open or read failed
+  kOverFileLimit, // left out of the listing: max_files, or its owner's max_files_per_writer
+  kOverBudget,    // over max_total_bytes, or its owner's max_bytes_per_writer
+  kOwnerMismatch, // its owner is not the uid of the process it claims
+  kUnbound,       // claims a process this reader sees is not running
+};
+inline constexpr std::size_t kRefusalCount = 8;
+std::string_view refusal_name(Refusal refusal);
 
 struct SeriesLabels {
   std::string collective; // "all_reduce", ..., "send", "recv", "other"
@@ -81,9 +107,11 @@ struct ReaderStats {
   std::size_t series_dropped = 0;   // series over max_series, not served this time
   uint64_t events_dropped = 0;      // summed over the files served
   uint64_t events_abandoned = 0;
-  // Since the reader was created:
-  uint64_t files_malformed_total = 0; // a new content that did not parse
-  uint64_t files_refused_total = 0;   // not a regular file, over a size limit, unreadable
+  // Since the reader was created, each refused content counted once:
+  std::array<uint64_t, kRefusalCount> refused{}; // by Refusal
+  uint64_t files_malformed_total = 0;            // refused[kMalformed]
+  uint64_t files_refused_total = 0;              // every other reason
+  uint64_t files_removed_total = 0;              // expired profiles and stale temporaries
 };
 
 struct Snapshot {
@@ -110,14 +138,22 @@ private:
     uint64_t last_busy_ns = 0;
   };
   using Contributions = std::map<SeriesLabels, Contribution>;
+  // Who a file's data belongs to, for the shares: its pod's UID, or its owner's uid.
+  using WriterKey = std::string;
 
   struct FileState {
     // What the file was when it was last read: a file that did not change is not parsed.
     uint64_t device = 0, inode = 0, size = 0;
-    int64_t mtime_ns = 0;
-    std::optional<ProcessProfile> good; // the last content that parsed
-    bool expired = false;               // its process exited longer than retain_exited ago
-    std::optional<std::string> pod_uid; // from the process's cgroup, once seen alive
+    int64_t mtime_ns = 0; // as the file says; `clamped_mtime_ns` no later than the read
+    int64_t clamped_mtime_ns = 0;
+    uint32_t owner = 0;
+    // The uid its process creates files as, once a content was bound to it while it ran.
+    std::optional<uint32_t> bound_uid;
+    std::optional<ProcessClaim> claim;     // the process its name and content name
+    std::optional<ProcessProfile> pending; // a new content, not yet bound to its process
+    std::optional<ProcessProfile> good;    // the last content bound to its process
+    bool expired = false;                  // its process exited longer than retain_exited ago
+    std::optional<std::string> pod_uid;    // from the process's cgroup, once seen alive
     std::optional<PodRef> pod;
     bool pod_settled = false; // named, or known not to be in a pod
     bool seen = false;        // listed by the current read
@@ -126,12 +162,18 @@ private:
     Counters carried; // what contributors that went away had counted
   };
 
-  void load(const std::string& name, uint64_t& budget);
+  void load(const ListedProfile& listed, std::map<uint32_t, uint64_t>& owner_budget,
+            uint64_t& budget);
+  void refuse(Refusal why) { ++refused_[static_cast<std::size_t>(why)]; }
+  bool bind(FileState& file, const Located& located);
   void resolve_pod(FileState& file, int64_t pid);
+  WriterKey writer_of(const FileState& file) const;
   void contribute(const FileState& file, bool alive, Contributions& into) const;
   void carry_over(const std::map<std::string, Contributions>& now);
   std::vector<Series> to_series(const std::map<std::string, Contributions>& now,
+                                const std::map<std::string, WriterKey>& writers,
                                 ReaderStats& stats);
+  void remove(const std::string& name);
 
   ReaderOptions options_;
   ProcessLocator locator_;
@@ -139,9 +181,10 @@ private:
   std::map<std::string, FileState> files_;
   std::map<std::string, Contributions> previous_;
   std::map<SeriesLabels, SeriesState> series_;
-  std::set<SeriesLabels> served_;
-  uint64_t malformed_total_ = 0;
-  uint64_t refused_total_ = 0;
+  std::map<SeriesLabels, WriterKey> served_; // and the writer whose share it takes
+  std::array<uint64_t, kRefusalCount> refused_{};
+  uint64_t removed_total_ = 0;
+  bool removal_failed_ = false; // a read-only directory: not tried again
 };
 
 } // namespace fabric::nccl_profiler

@@ -9,7 +9,7 @@
 namespace fabric::nccl_profiler {
 namespace {
 
-constexpr uintptr_t kKernelChannelTag = 1;
+constexpr EventHandle kKernelChannelTag = 1;
 
 uint64_t monotonic_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -31,15 +31,15 @@ void store_max(std::atomic<uint64_t>& target, uint64_t value) {
   }
 }
 
-// The operation's time: from its first channel's start to its last channel's end, on the
-// GPU's clock when the kernel reported both ends, else as the proxy thread saw them.
-std::optional<uint64_t> busy_time(const EventSlot& slot) {
+// The operation's interval: from its first channel's start to its last channel's end, on
+// the GPU's clock when the kernel reported both ends, else as the proxy thread saw them.
+std::optional<BusyInterval> busy_interval(const EventSlot& slot) {
   uint64_t start = slot.gpu_start.load(std::memory_order_relaxed);
   uint64_t end = slot.gpu_end.load(std::memory_order_relaxed);
-  if (start != UINT64_MAX && start != 0 && end > start) return end - start;
+  if (start != UINT64_MAX && start != 0 && end > start) return BusyInterval{start, end, true};
   start = slot.cpu_start.load(std::memory_order_relaxed);
   end = slot.cpu_end.load(std::memory_order_relaxed);
-  if (start != UINT64_MAX && end > start) return end - start;
+  if (start != UINT64_MAX && end > start) return BusyInterval{start, end, false};
   return std::nullopt;
 }
 
@@ -57,6 +57,10 @@ Profiler::~Profiler() {
 }
 
 CommStats* Profiler::add_comm(const CommIdentity& identity) {
+  // Whether a flusher runs follows the live count only if no finalize_comm can stop it
+  // between this call's count and its start (a new communicator left without a flusher,
+  // its file never rewritten): the two are serialized, flusher start and stop included.
+  std::lock_guard lifecycle(lifecycle_mutex_);
   bool first = false;
   CommStats* stats = nullptr;
   {
@@ -88,6 +92,7 @@ bool Profiler::evict_one_finalized() {
 
 void Profiler::finalize_comm(CommStats* comm) {
   if (comm == nullptr) return;
+  std::lock_guard lifecycle(lifecycle_mutex_);
   bool last = false;
   {
     std::lock_guard lock(comms_mutex_);
@@ -103,18 +108,24 @@ void Profiler::finalize_comm(CommStats* comm) {
   }
 }
 
+uint64_t Profiler::count_operation(CommStats* comm, Collective collective, unsigned element_size,
+                                   uint64_t count) {
+  uint64_t bytes = message_bytes(collective, count, element_size, comm->identity().nranks);
+  comm->add_enqueued(collective, size_bucket(bytes), bytes);
+  return bytes;
+}
+
 void* Profiler::start_operation(CommStats* comm, Collective collective, std::string_view datatype,
                                 uint64_t count, unsigned nchannels) {
   if (comm == nullptr) return nullptr;
-  uint64_t bytes =
-      message_bytes(collective, count, datatype_size(datatype), comm->identity().nranks);
+  uint64_t bytes = count_operation(comm, collective, datatype_size(datatype), count);
   unsigned bucket = size_bucket(bytes);
-  comm->add_enqueued(collective, bucket, bytes);
   // An operation's channels are at most NCCL's MAXCHANNELS (64, 128 in some builds); a
   // larger number would be a corrupted descriptor.
   nchannels = std::min(nchannels, 255u);
-  EventSlot* slot = pool_.claim(epoch_.load(std::memory_order_relaxed), 1 + nchannels);
-  if (slot == nullptr) {
+  EventSlot* slot = nullptr;
+  EventHandle handle = pool_.claim(epoch_.load(std::memory_order_relaxed), 1 + nchannels, &slot);
+  if (handle == 0) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -123,12 +134,19 @@ void* Profiler::start_operation(CommStats* comm, Collective collective, std::str
   slot->bucket = static_cast<uint8_t>(bucket);
   slot->stats = comm;
   slot->bytes = bytes;
-  return slot;
+  return reinterpret_cast<void*>(handle);
 }
 
 void* Profiler::start_kernel_channel(void* parent, uint64_t gpu_start) {
-  EventSlot* slot = pool_.slot_at(parent);
-  if (slot == nullptr || !pool_.busy(slot)) return nullptr;
+  auto handle = reinterpret_cast<EventHandle>(parent);
+  if (handle & kKernelChannelTag) return nullptr;
+  EventSlot* slot = pool_.open(handle);
+  if (slot == nullptr) return nullptr;
+  // A channel beyond those the descriptor announced (CollNet and SHARP run on channels
+  // nChannels does not count) holds the operation open with a reference of its own, if
+  // the operation has not completed already.
+  uint16_t started = slot->channels_started.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (started > slot->channels_expected && !pool_.add_reference(handle)) return nullptr;
   // The proxy thread's clock only where the kernel gave no timestamp: reading it costs
   // about as much as the rest of the call.
   if (gpu_start != 0) {
@@ -136,38 +154,31 @@ void* Profiler::start_kernel_channel(void* parent, uint64_t gpu_start) {
   } else {
     store_min(slot->cpu_start, monotonic_ns());
   }
-  return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(slot) | kKernelChannelTag);
+  return reinterpret_cast<void*>(handle | kKernelChannelTag);
 }
 
 void Profiler::record_kernel_end(void* handle, uint64_t gpu_end) {
-  auto address = reinterpret_cast<uintptr_t>(handle);
-  if ((address & kKernelChannelTag) == 0) return;
-  EventSlot* slot = pool_.slot_at(reinterpret_cast<void*>(address & ~kKernelChannelTag));
-  if (slot != nullptr) store_max(slot->gpu_end, gpu_end);
+  auto value = reinterpret_cast<EventHandle>(handle);
+  if ((value & kKernelChannelTag) == 0) return;
+  if (EventSlot* slot = pool_.open(value & ~kKernelChannelTag)) store_max(slot->gpu_end, gpu_end);
 }
 
 void Profiler::stop(void* handle) {
-  auto address = reinterpret_cast<uintptr_t>(handle);
-  EventSlot* slot = pool_.slot_at(reinterpret_cast<void*>(address & ~kKernelChannelTag));
-  if (slot == nullptr) return;
-  if (address & kKernelChannelTag) {
+  auto value = reinterpret_cast<EventHandle>(handle);
+  EventHandle operation = value & ~kKernelChannelTag;
+  if (value & kKernelChannelTag) {
+    EventSlot* slot = pool_.open(operation);
+    if (slot == nullptr) return;
     if (slot->cpu_start.load(std::memory_order_relaxed) != UINT64_MAX) {
       store_max(slot->cpu_end, monotonic_ns());
     }
-    // More channels than the descriptor announced: not ours to release.
-    if (slot->channels_done.fetch_add(1, std::memory_order_relaxed) >= slot->channels_expected) {
-      return;
-    }
   }
-  if (pool_.release(slot)) complete(slot);
+  if (pool_.release(operation)) complete(pool_.slot_of(operation));
 }
 
 void Profiler::complete(EventSlot* slot) {
-  if (slot->channels_done.load(std::memory_order_relaxed) > 0) {
-    if (auto ns = busy_time(*slot)) {
-      slot->stats->add_timed(slot->collective, slot->bucket, slot->bytes, *ns);
-    }
-  }
+  if (auto interval = busy_interval(*slot))
+    slot->stats->add_timed(slot->collective, slot->bucket, slot->bytes, *interval);
   pool_.free(slot);
 }
 
@@ -251,8 +262,14 @@ void Profiler::flush() {
   }
 }
 
+bool Profiler::flushing() {
+  std::lock_guard lock(thread_mutex_);
+  return flusher_.joinable();
+}
+
 void Profiler::shutdown() {
   if (!in_owner_process()) return;
+  std::lock_guard lifecycle(lifecycle_mutex_);
   stop_flusher();
   bool write;
   {

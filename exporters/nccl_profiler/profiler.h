@@ -46,11 +46,15 @@ public:
   // Which ABI NCCL took ("ncclProfiler_v5"), for the file.
   void set_abi(const char* abi) { abi_.store(abi, std::memory_order_relaxed); }
 
-  // The hot path. Handles are slots of the pool; a kernel channel's handle is its
-  // operation's slot with the low bit set.
+  // The hot path. Handles are the pool's (a slot and the generation of its claim, see
+  // event_pool.h); a kernel channel's handle is its operation's with the low bit set.
   void* start_operation(CommStats* comm, Collective collective, std::string_view datatype,
                         uint64_t count, unsigned nchannels);
   void* start_kernel_channel(void* parent, uint64_t gpu_start);
+  // Counts an operation that will not be timed (NCCL 2.23 to 2.26 give no GPU time);
+  // returns its bytes. `comm` is not null.
+  uint64_t count_operation(CommStats* comm, Collective collective, unsigned element_size,
+                           uint64_t count);
   void record_kernel_end(void* handle, uint64_t gpu_end);
   void stop(void* handle);
 
@@ -60,6 +64,9 @@ public:
   // forked child, which inherited this state but must not overwrite its parent's file.
   void shutdown();
 
+  // Whether a flusher thread runs: while any communicator is live, unless the thread
+  // could not be created.
+  bool flushing();
   ProcessProfile snapshot();
   std::string file_path() const;
   const PluginConfig& config() const { return config_; }
@@ -88,6 +95,9 @@ private:
   std::atomic<uint64_t> abandoned_{0};
   std::atomic<const char*> abi_{"unknown"};
 
+  // Held by add_comm, finalize_comm and shutdown for their whole call, flusher start and
+  // stop included; the flusher thread never takes it.
+  std::mutex lifecycle_mutex_;
   std::mutex comms_mutex_;
   std::vector<std::unique_ptr<CommRecord>> comms_;
   int live_comms_ = 0;

@@ -5,10 +5,13 @@
 //
 // Skips without two CUDA devices (a one-rank all-reduce is a local copy NCCL does not
 // profile), without fabric-nccltest in this tree, or without mpirun.
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -44,7 +47,8 @@ protected:
 
 TEST_F(NcclProfilerGpu, TheReaderSeesTheAllReduceBytesTheRunMoved) {
   const std::string json_path = dir_ + "/run.json";
-  const int iters = 20, warmup = 5;
+  // Long enough that every rank writes its file (every second) while it runs.
+  const int iters = 200, warmup = 5;
   // One rank per GPU on this host; the plugin's variables reach every rank through -x.
   std::vector<std::string> argv = {FABRIC_MPIEXEC,
                                    "-np",
@@ -80,7 +84,22 @@ TEST_F(NcclProfilerGpu, TheReaderSeesTheAllReduceBytesTheRunMoved) {
   options.timeout = std::chrono::minutes(5);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  // The exporter reads while the job runs: a file counts only once it has been bound to
+  // its running process (README.md, "Binding"); the last write, at the ranks' exit, is
+  // then read after they are gone.
+  ReaderOptions reader_options;
+  reader_options.dir = dir_;
+  ProfileReader reader(reader_options);
+  std::atomic<bool> finished{false};
+  std::thread scraper([&] {
+    while (!finished.load()) {
+      (void)reader.read();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100)); // a scrape interval
+    }
+  });
   auto run = run_subprocess(argv, options);
+  finished = true;
+  scraper.join();
   ASSERT_TRUE(run.ok()) << run.error().message();
   ASSERT_EQ(run->exit_status, 0) << run->stdout_text << run->stderr_text;
 
@@ -98,12 +117,11 @@ TEST_F(NcclProfilerGpu, TheReaderSeesTheAllReduceBytesTheRunMoved) {
   }
   ASSERT_GT(expected_per_rank, 0);
 
-  ReaderOptions reader_options;
-  reader_options.dir = dir_;
-  ProfileReader reader(reader_options);
   auto snapshot = reader.read();
   ASSERT_TRUE(snapshot.ok()) << snapshot.error().message();
   EXPECT_EQ(snapshot->stats.files, static_cast<std::size_t>(devices_)) << "one file per rank";
+  EXPECT_EQ(snapshot->stats.files_refused_total + snapshot->stats.files_malformed_total, 0u)
+      << "a rank's file was not bound while it ran";
   double bytes = 0, timed = 0, busy = 0;
   for (const auto& series : snapshot->series) {
     if (series.labels.collective != "all_reduce" || series.labels.nranks != devices_) continue;

@@ -357,6 +357,12 @@ TEST(DeployManifests, TheConfigMapsProfileAndExporterConfigurationAreAccepted) {
 
 // The exporter reads the NCCL profiler's files where the plugin writes them when a job's pod
 // sets nothing but NCCL_PROFILER_PLUGIN: the plugin's default directory, from the host.
+TEST(DeployManifests, TheNodeDaemonSetSeesTheHostsProcesses) {
+  YAML::Node spec = node_daemonset()["spec"]["template"]["spec"];
+  EXPECT_TRUE(spec["hostPID"] && spec["hostPID"].as<bool>())
+      << "without it no NCCL profiler file is bound to its process and pod";
+}
+
 TEST(DeployManifests, TheExporterReadsTheNcclProfilesWhereThePluginWritesThem) {
   YAML::Node exporter = YAML::Load(config_map_value("exporter.yaml"));
   const std::string dir = exporter["collectors"]["nccl"]["directory"].as<std::string>("");

@@ -112,6 +112,9 @@ TEST_F(NcclCollectorTest, ServesLiveProcessesSkipsTheMalformedAndAgesOutTheExite
   EXPECT_EQ(value(families, "fabric_nccl_operations_total", "comm", "cccc0000"), -1)
       << "an exited process's series outlived retain_exited";
   EXPECT_EQ(value(families, "fabric_nccl_files_rejected_total", "reason", "malformed"), 1);
+  EXPECT_EQ(value(families, "fabric_nccl_files_rejected_total", "reason", "no_such_process"), 1)
+      << "the process that exited before the exporter saw it";
+  EXPECT_EQ(value(families, "fabric_nccl_files_rejected_total", "reason", "owner_mismatch"), 0);
   EXPECT_EQ(value(families, "fabric_nccl_processes", "state", "running"), 2);
   // busbw of all-reduce over 8 ranks: algbw x 2(n-1)/n, over the last interval's tenth.
   double algbw =

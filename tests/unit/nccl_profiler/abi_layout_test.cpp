@@ -3,7 +3,8 @@
 // Offsets are in bytes and come from the header lines quoted with them; a mismatch here
 // means the plugin would read the wrong field of a live descriptor.
 //
-// Sources (NVIDIA/nccl): src/include/plugin/profiler/profiler_v4.h at v2.27.3-1,
+// Sources (NVIDIA/nccl): ext-profiler/example/nccl/profiler_v1.h, profiler_v2.h and
+// profiler_v3.h (NCCL 2.23 to 2.26), src/include/plugin/profiler/profiler_v4.h at v2.27.3-1,
 // profiler_v5.h at v2.28.9-1, profiler_v6.h at v2.29.2-1 (unchanged in v2.30.7-1 but for
 // pid_t becoming ncclPid_t, the same int on Linux), src/include/plugin/nccl_profiler.h.
 #include <cstddef>
@@ -15,6 +16,7 @@
 
 #include "common/subprocess.h"
 #include "exporters/nccl_profiler/profiler_abi.h"
+#include "exporters/nccl_profiler/profiler_abi_v1_v3.h"
 
 namespace {
 
@@ -89,6 +91,49 @@ static_assert(sizeof(ncclProfilerEventDescr_v6_t) == 24 + 88);
 static_assert(offsetof(ncclProfilerEventStateArgs_t, kernelCh.pTimer) == 0);
 static_assert(sizeof(ncclProfilerEventStateArgs_t) == 8);
 
+// --- v1 to v3 descriptors (ext-profiler/example/nccl/profiler_v1.h .. v3.h) ---
+// "uint8_t type; void* parentObj; int rank; union {...}", as in v4.
+static_assert(offsetof(ncclProfilerEventDescr_v1_t, rank) == 16);
+static_assert(offsetof(ncclProfilerEventDescr_v1_t, coll) == 24);
+static_assert(offsetof(ncclProfilerEventDescr_v2_t, coll) == 24);
+static_assert(offsetof(ncclProfilerEventDescr_v3_t, coll) == 24);
+// v1 coll: "const char* name; uint64_t commHash; uint64_t seqNumber; uint8_t func; void
+// const* sendBuff; void* recvBuff; size_t count; int root; uint8_t datatype; uint32_t op;
+// size_t trafficBytes; uint8_t nMaxChannels; uint8_t nWarps; uint8_t algo; uint8_t proto;
+// int isCollnet; int isNvls;" = 96 with its tail padding.
+static_assert(offsetof(ncclProfilerCollDescr_v1, commHash) == 8);
+static_assert(offsetof(ncclProfilerCollDescr_v1, func) == 24);
+static_assert(offsetof(ncclProfilerCollDescr_v1, count) == 48);
+static_assert(offsetof(ncclProfilerCollDescr_v1, datatype) == 60);
+static_assert(offsetof(ncclProfilerCollDescr_v1, isNvls) == 88);
+static_assert(sizeof(ncclProfilerCollDescr_v1) == 96);
+// v1 p2p: "const char* name; uint64_t commHash; uint8_t func; void* buff; uint8_t
+// datatype; size_t count; int peer;"
+static_assert(offsetof(ncclProfilerP2pDescr_v1, func) == 16);
+static_assert(offsetof(ncclProfilerP2pDescr_v1, datatype) == 32);
+static_assert(offsetof(ncclProfilerP2pDescr_v1, count) == 40);
+static_assert(sizeof(ncclProfilerEventDescr_v1_t) == 24 + 96);
+// v2 coll: as v1 up to root, then "const char* datatype; size_t trafficBytes; uint8_t
+// nMaxChannels; uint8_t nWarps; const char* algo; const char* proto;" and func a string.
+static_assert(offsetof(ncclProfilerCollDescr_v2, func) == 24);
+static_assert(offsetof(ncclProfilerCollDescr_v2, count) == 48);
+static_assert(offsetof(ncclProfilerCollDescr_v2, datatype) == 64);
+static_assert(offsetof(ncclProfilerCollDescr_v2, proto) == 96);
+static_assert(sizeof(ncclProfilerEventDescr_v2_t) == 24 + 104);
+// v2 and v3 p2p: "const char* name; uint64_t commHash; const char* func; void* buff;
+// const char* datatype; size_t count; int peer;"
+static_assert(offsetof(ncclProfilerP2pDescr_v2, commHash) == 8);
+static_assert(offsetof(ncclProfilerP2pDescr_v2, func) == 16);
+static_assert(offsetof(ncclProfilerP2pDescr_v2, datatype) == 32);
+static_assert(offsetof(ncclProfilerP2pDescr_v2, count) == 40);
+// v3 coll: v2's without trafficBytes.
+static_assert(offsetof(ncclProfilerCollDescr_v3, datatype) == 64);
+static_assert(offsetof(ncclProfilerCollDescr_v3, nMaxChannels) == 72);
+static_assert(sizeof(ncclProfilerCollDescr_v3) == 96);
+static_assert(sizeof(ncclProfilerEventDescr_v3_t) == 24 + 96);
+// v1 to v3 state args: "struct { size_t transSize; int steps; } proxyOp;" is the largest.
+static_assert(sizeof(ncclProfilerEventStateArgs_v1_t) == 16);
+
 // --- the function tables: "const char* name;" and five function pointers ---
 template <typename Table> constexpr bool table_layout() {
   return offsetof(Table, name) == 0 && offsetof(Table, init) == 8 &&
@@ -96,6 +141,9 @@ template <typename Table> constexpr bool table_layout() {
          offsetof(Table, recordEventState) == 32 && offsetof(Table, finalize) == 40 &&
          sizeof(Table) == 48;
 }
+static_assert(table_layout<ncclProfiler_v1_t>());
+static_assert(table_layout<ncclProfiler_v2_t>());
+static_assert(table_layout<ncclProfiler_v3_t>());
 static_assert(table_layout<ncclProfiler_v4_t>());
 static_assert(table_layout<ncclProfiler_v5_t>());
 static_assert(table_layout<ncclProfiler_v6_t>());
@@ -124,16 +172,17 @@ protected:
 };
 
 TEST_F(ExportedSymbols, EachVersionNcclLooksFor) {
+  expect_table<ncclProfiler_v1_t>("ncclProfiler_v1");
+  expect_table<ncclProfiler_v2_t>("ncclProfiler_v2");
+  expect_table<ncclProfiler_v3_t>("ncclProfiler_v3");
   expect_table<ncclProfiler_v4_t>("ncclProfiler_v4");
   expect_table<ncclProfiler_v5_t>("ncclProfiler_v5");
   expect_table<ncclProfiler_v6_t>("ncclProfiler_v6");
 }
 
 TEST_F(ExportedSymbols, NothingElseLeavesTheLibrary) {
-  // The older versions (NCCL 2.23 to 2.26) are not offered: up to v3 a kernel channel
-  // carries no GPU timestamp and a point-to-point event no channel count.
-  for (const char* absent :
-       {"ncclProfiler_v1", "ncclProfiler_v2", "ncclProfiler_v3", "ncclProfiler_v7"}) {
+  // No version NCCL has not defined yet.
+  for (const char* absent : {"ncclProfiler_v0", "ncclProfiler_v7", "ncclProfiler"}) {
     EXPECT_EQ(::dlsym(handle_, absent), nullptr) << absent;
   }
   // libstdc++ is linked in (except in sanitizer builds) and kept local, so the process's

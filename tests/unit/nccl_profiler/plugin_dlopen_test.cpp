@@ -8,15 +8,18 @@
 #include <cstdlib>
 #include <deque>
 #include <dlfcn.h>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "common/subprocess.h"
 #include "exporters/nccl_profiler/plugin_config.h"
 #include "exporters/nccl_profiler/profile_format.h"
 #include "exporters/nccl_profiler/profiler_abi.h"
+#include "exporters/nccl_profiler/profiler_abi_v1_v3.h"
 #include "test_support.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -24,7 +27,9 @@
 // glibc's layout (google/sanitizers#1322) and faults in its own exit-time scan after every
 // test here has passed. Leaks are still checked; only dynamic TLS is not scanned, and the
 // plugin keeps no heap pointer there alone.
-extern "C" const char* __asan_default_options() { return "intercept_tls_get_addr=0"; }
+extern "C" const char* __asan_default_options() {
+  return "intercept_tls_get_addr=0";
+}
 #endif
 
 namespace fabric::nccl_profiler {
@@ -230,9 +235,11 @@ TEST_F(PluginTest, EveryCollectiveTypeAndCountAsNccl228CallsIt) {
       {true, "Send", "ncclFloat32", 256, "send", 1024},                       // 1 KiB
       {true, "Recv", "Unknown", 300, "recv", 256},                            // ncclUint8
   };
+  uint64_t at = 1000000;
   for (const auto& c : cases) {
     void* op = nccl.launch(c.p2p, c.func, c.datatype, c.count, 2);
-    nccl.run_channels(op, 2, 1000000, 100000); // 100 us on the GPU
+    nccl.run_channels(op, 2, at, 100000); // 100 us on the GPU, one after the other
+    at += 200000;
   }
   nccl.finalize();
 
@@ -303,6 +310,7 @@ TEST_F(PluginTest, ThreadsOfSeveralCommunicatorsAtOnce) {
       queues[i].done = true;
     });
     threads.emplace_back([&, i] { // the proxy thread
+      uint64_t at = 5000;         // the GPU runs the operations one after the other
       for (;;) {
         void* op = nullptr;
         {
@@ -315,7 +323,8 @@ TEST_F(PluginTest, ThreadsOfSeveralCommunicatorsAtOnce) {
           }
         }
         if (op) {
-          comms[i].run_channels(op, 2, 5000, 700);
+          comms[i].run_channels(op, 2, at, 700);
+          at += 1000;
         } else {
           std::this_thread::yield();
         }
@@ -386,6 +395,136 @@ TEST_F(PluginTest, Version4AndVersion6TablesCountTheSame) {
   EXPECT_EQ(collective_name(c6->cells[0].collective), "recv");
   EXPECT_EQ(c6->cells[0].bytes, 16u);
   EXPECT_EQ(c6->cells[0].busy_ns, 70u);
+}
+
+// NCCL 2.23 to 2.26 (ABI v1 to v3), as their src/plugin/profiler.cc drives a plugin:
+// init with no communicator, then per operation a Group event and a Coll or P2p event that
+// carries the communicator's hash and this rank. Operations and bytes are counted under
+// that communicator, with its rank count unknown (0); nothing is timed.
+template <typename Table, typename Descr, typename Func, typename Type>
+void drive_legacy(Table* table, uint64_t hash, int rank, Func coll_func, Type coll_type,
+                  Func p2p_func, Type p2p_type) {
+  void* context = nullptr;
+  int mask = 0;
+  ASSERT_EQ(table->init(&context, &mask), ncclSuccess);
+  EXPECT_EQ(mask, ncclProfileColl | ncclProfileP2p) << "no kernel events: they carry no time";
+  ASSERT_NE(context, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    Descr group{};
+    group.type = ncclProfileGroup;
+    void* handle = reinterpret_cast<void*>(1);
+    EXPECT_EQ(table->startEvent(context, &handle, &group), ncclSuccess);
+    EXPECT_EQ(handle, nullptr);
+    Descr coll{};
+    coll.type = ncclProfileColl;
+    coll.rank = rank;
+    coll.coll.commHash = hash;
+    coll.coll.func = coll_func;
+    coll.coll.datatype = coll_type;
+    coll.coll.count = 256;
+    EXPECT_EQ(table->startEvent(context, &handle, &coll), ncclSuccess);
+    EXPECT_EQ(handle, nullptr);
+    Descr p2p{};
+    p2p.type = ncclProfileP2p;
+    p2p.rank = rank;
+    p2p.p2p.commHash = hash;
+    p2p.p2p.func = p2p_func;
+    p2p.p2p.datatype = p2p_type;
+    p2p.p2p.count = 100;
+    p2p.p2p.peer = 0;
+    EXPECT_EQ(table->startEvent(context, &handle, &p2p), ncclSuccess);
+    EXPECT_EQ(table->stopEvent(handle), ncclSuccess);
+  }
+  EXPECT_EQ(table->finalize(context), ncclSuccess);
+}
+
+TEST_F(PluginTest, Versions1To3CountWhatNcclTheyDescribe) {
+  auto* v1 = static_cast<ncclProfiler_v1_t*>(::dlsym(handle_, "ncclProfiler_v1"));
+  auto* v2 = static_cast<ncclProfiler_v2_t*>(::dlsym(handle_, "ncclProfiler_v2"));
+  auto* v3 = static_cast<ncclProfiler_v3_t*>(::dlsym(handle_, "ncclProfiler_v3"));
+  ASSERT_TRUE(v1 && v2 && v3);
+  // v1 names the collective and the type by NCCL's enums: AllReduce is 4, ncclFloat32 7,
+  // Send 6, ncclInt8 0.
+  drive_legacy<ncclProfiler_v1_t, ncclProfilerEventDescr_v1_t>(
+      v1, 0x1111000000000001, 2, uint8_t{4}, uint8_t{7}, uint8_t{6}, uint8_t{0});
+  EXPECT_EQ(read_profile().abi, "ncclProfiler_v1");
+  drive_legacy<ncclProfiler_v2_t, ncclProfilerEventDescr_v2_t>(
+      v2, 0x2222000000000002, 1, "AllGather", "ncclFloat16", "Recv", "ncclInt8");
+  EXPECT_EQ(read_profile().abi, "ncclProfiler_v2");
+  drive_legacy<ncclProfiler_v3_t, ncclProfilerEventDescr_v3_t>(
+      v3, 0x3333000000000003, 0, "ReduceScatter", "ncclBfloat16", "Send", "ncclInt8");
+  ProcessProfile p = read_profile();
+  EXPECT_EQ(p.abi, "ncclProfiler_v3");
+
+  struct Expected {
+    uint64_t hash;
+    int rank;
+    std::string_view coll;
+    uint64_t coll_size;
+    std::string_view p2p;
+  };
+  // Per-rank sizes for all_gather and reduce_scatter: the rank count that would scale
+  // them is not known on these versions.
+  for (const Expected& e : {Expected{0x1111000000000001, 2, "all_reduce", 1024, "send"},
+                            Expected{0x2222000000000002, 1, "all_gather", 512, "recv"},
+                            Expected{0x3333000000000003, 0, "reduce_scatter", 512, "send"}}) {
+    const CommProfile* c = comm(p, e.hash);
+    ASSERT_NE(c, nullptr) << e.coll;
+    EXPECT_EQ(c->nranks, 0) << "not known";
+    EXPECT_EQ(c->rank, e.rank);
+    const ProfileCell* coll = cell(*c, e.coll, e.coll_size);
+    ASSERT_NE(coll, nullptr) << e.coll;
+    EXPECT_EQ(coll->ops, 3u);
+    EXPECT_EQ(coll->bytes, 3 * e.coll_size);
+    EXPECT_EQ(coll->timed_ops, 0u);
+    const ProfileCell* p2p = cell(*c, e.p2p, 64);
+    ASSERT_NE(p2p, nullptr) << e.p2p;
+    EXPECT_EQ(p2p->ops, 3u);
+    EXPECT_EQ(p2p->bytes, 300u);
+  }
+}
+
+// FABRIC_NCCL_EVENTS=counted: NCCL is not asked for kernel-channel events, so it adds
+// nothing to how it launches work; operations and bytes are still counted. The plugin
+// reads its environment once per process, so this runs in a child process of its own.
+TEST_F(PluginTest, TheCountedEventSetAsksForNoKernelChannels) {
+  const char* events = std::getenv(kEventsEnv);
+  if (events == nullptr) {
+    std::map<std::string, std::string> env = {{kEventsEnv, "counted"}};
+    for (const char* keep : {"PATH", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"}) {
+      if (const char* value = std::getenv(keep)) env[keep] = value;
+    }
+    auto child = run_subprocess(
+        {"/proc/self/exe", "--gtest_filter=PluginTest.TheCountedEventSetAsksForNoKernelChannels"},
+        {.stdin_text = "", .environment = env, .timeout = std::chrono::seconds(60)});
+    ASSERT_TRUE(child.ok()) << child.error().message();
+    EXPECT_EQ(child->exit_status, 0) << child->stdout_text << child->stderr_text;
+    EXPECT_NE(child->stdout_text.find("[  PASSED  ] 1 test"), std::string::npos)
+        << child->stdout_text;
+    return;
+  }
+  ASSERT_STREQ(events, "counted");
+  void* context = nullptr;
+  int mask = 0;
+  ASSERT_EQ(v5_->init(&context, 0x5555000000000005, &mask, "counted", 1, 2, 0, capture_log),
+            ncclSuccess);
+  EXPECT_EQ(mask, ncclProfileColl | ncclProfileP2p);
+  NcclComm<ncclProfiler_v5_t, ncclProfilerEventDescr_v5_t> counted(v5_, context);
+  void* handle = counted.start([] {
+    ncclProfilerEventDescr_v5_t d{};
+    d.type = ncclProfileColl;
+    d.coll.func = "AllReduce";
+    d.coll.datatype = "ncclFloat32";
+    d.coll.count = 256;
+    d.coll.nChannels = 2;
+    return d;
+  }());
+  EXPECT_EQ(handle, nullptr) << "nothing to time: no slot is held for channels that never come";
+  counted.finalize();
+  ProcessProfile profile = read_profile();
+  const CommProfile* c = comm(profile, 0x5555000000000005);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(cell(*c, "all_reduce", 1024)->ops, 1u);
 }
 
 TEST_F(PluginTest, WhatNcclMayHandOverIsSurvived) {

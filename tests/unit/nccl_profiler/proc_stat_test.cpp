@@ -69,6 +69,14 @@ TEST(PluginConfig, EnvironmentIsCheckedNotTrusted) {
     ASSERT_EQ(c.warnings.size(), 1u) << bad;
     EXPECT_NE(c.warnings[0].find("FABRIC_NCCL_FLUSH_S"), std::string::npos);
   }
+  EXPECT_EQ(defaults.events, EventSet::kTimed);
+  EXPECT_EQ(config_from_environment(nullptr, nullptr, "counted").events, EventSet::kCounted);
+  EXPECT_EQ(config_from_environment(nullptr, nullptr, "timed").events, EventSet::kTimed);
+  PluginConfig odd = config_from_environment(nullptr, nullptr, "kernel");
+  EXPECT_EQ(odd.events, EventSet::kTimed);
+  ASSERT_EQ(odd.warnings.size(), 1u);
+  EXPECT_NE(odd.warnings[0].find("FABRIC_NCCL_EVENTS='kernel'"), std::string::npos);
+
   PluginConfig relative = config_from_environment("run/nccl", nullptr);
   EXPECT_EQ(relative.dir, "/run/fabric/nccl");
   ASSERT_EQ(relative.warnings.size(), 1u);

@@ -68,6 +68,18 @@ TEST(ProfileFormat, RoundTrips) {
   expect_same(*parsed, sample());
 }
 
+// One process driving several GPUs (ncclCommInitAll, JAX's one process per host,
+// nccl-tests -g 8) holds several ranks of the same communicator: each is its own record.
+TEST(ProfileFormat, SeveralRanksOfOneCommunicatorInOneProcess) {
+  ProcessProfile p = sample();
+  CommProfile second_rank = p.comms[0];
+  second_rank.rank = 4;
+  p.comms.push_back(second_rank);
+  auto parsed = parse_profile(render_profile(p), "two-ranks");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  expect_same(*parsed, p);
+}
+
 TEST(ProfileFormat, ReadsLikeTheReadme) {
   std::string text = render_profile(sample());
   EXPECT_TRUE(text.starts_with("fabric-nccl-profile 1\npid 4242\npid_ns 4026532198\n")) << text;
@@ -126,15 +138,18 @@ TEST(ProfileFormat, RefusesWhatIsNotAProfile) {
        "not a number"},
       {"repeated header", replaced(good, "abi ", "pid 9\nabi "), "pid: repeated"},
       {"missing pid", replaced(good, "pid 4242\n", ""), "pid is missing"},
-      {"zero interval", replaced(good, "interval_ms 10000", "interval_ms 0"), "not positive"},
+      {"zero interval", replaced(good, "interval_ms 10000", "interval_ms 0"),
+       "not between 1 and 3600000"},
       {"cell first",
        replaced(good, "comm 9f86d081884c7d65", "cell send 8 ops 1\ncomm 9f86d081884c7d65"),
        "cell before any comm"},
       {"short hash", replaced(good, "comm 9f86d081884c7d65", "comm 9f86"), "16 hex digits"},
       {"rank out of range", replaced(good, "nranks 16 rank 3", "nranks 16 rank 16"),
        "rank 16 of 16"},
-      {"repeated comm", replaced(good, "comm 0123456789abcdef", "comm 9f86d081884c7d65"),
-       "repeated"},
+      {"repeated comm and rank",
+       replaced(good, "comm 0123456789abcdef nranks 2 rank 0",
+                "comm 9f86d081884c7d65 nranks 16 rank 3"),
+       "rank 3: repeated"},
       {"unknown collective", replaced(good, "cell send", "cell scan"), "unknown collective"},
       {"odd size", replaced(good, "cell send 8 ", "cell send 9 "), "not 0 or a power of two"},
       {"missing field", replaced(good, " last_busy_ns 500", ""), "last_busy_ns is missing"},
@@ -173,6 +188,29 @@ TEST(ProfileFormat, LimitsBoundTheWork) {
   auto comms = parse_profile(good, "comms", small);
   ASSERT_FALSE(comms.ok());
   EXPECT_NE(comms.error().message().find("more than 1 communicators"), std::string::npos);
+  // Cells are counted as they come, over every communicator: a file cannot make the
+  // parser hold more than max_cells of them, whatever its communicators.
+  small = {};
+  small.max_cells = 2;
+  auto cells = parse_profile(good, "cells", small);
+  ASSERT_FALSE(cells.ok());
+  EXPECT_NE(cells.error().message().find("more than 2 cells"), std::string::npos);
+  small.max_cells = 3;
+  EXPECT_TRUE(parse_profile(good, "cells", small).ok());
+}
+
+// interval_ms is multiplied by the reader: a value beyond what the plugin writes (an
+// hour) is refused, not carried into an overflow.
+TEST(ProfileFormat, IntervalsBeyondAnHourAreRefused) {
+  const std::string good = render_profile(sample());
+  for (const char* value : {"3600001", "9223372036854775807"}) {
+    std::string text = good;
+    text.replace(text.find("interval_ms 10000"), 17, std::string("interval_ms ") + value);
+    auto parsed = parse_profile(text, "interval");
+    ASSERT_FALSE(parsed.ok()) << value;
+    EXPECT_NE(parsed.error().message().find("interval_ms: not between 1 and 3600000"),
+              std::string::npos);
+  }
 }
 
 } // namespace

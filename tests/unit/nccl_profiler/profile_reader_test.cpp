@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fcntl.h>
 #include <filesystem>
+#include <limits>
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
@@ -28,6 +29,12 @@ std::string cgroup_of(const std::string& uid) {
   std::replace(systemd_uid.begin(), systemd_uid.end(), '-', '_');
   return "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + systemd_uid +
          ".slice/cri-containerd-0123.scope\n";
+}
+
+std::string replace_interval(std::string text, const std::string& value) {
+  std::size_t at = text.find("interval_ms ");
+  std::size_t eol = text.find('\n', at);
+  return text.replace(at, eol - at, "interval_ms " + value);
 }
 
 ProfileCell all_reduce_1m(uint64_t ops) {
@@ -159,6 +166,47 @@ TEST_F(ReaderTest, OneSeriesPerCollectiveCommunicatorSizeAndPod) {
   EXPECT_EQ(local->values.operations, 10u);
 }
 
+// The DaemonSet runs with hostPID and no CAP_SYS_PTRACE: other containers' ns/pid links
+// are not readable, their status, stat and cgroup are. Processes are still found, by their
+// pid inside their namespace and their start time, and named by pod.
+TEST_F(ReaderTest, ProcessesAreFoundWithoutReadingTheirNamespace) {
+  write_job();
+  for (int64_t pid : {1001, 1002, 2001})
+    proc_.hide_namespace(pid);
+  // Another container's pid 1 that started at another time is not confused with trainer-1's.
+  proc_.add(2501, 4026532555, 1, 999, cgroup_of(kUidA));
+  proc_.hide_namespace(2501);
+  ProfileReader reader(options());
+  Snapshot s = read(reader);
+  EXPECT_EQ(s.stats.processes_alive, 4u);
+  ASSERT_NE(find(s, "all_reduce", kWorld, 1 << 20, "trainer-0"), nullptr);
+  EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-0")->values.operations, 200u);
+  ASSERT_NE(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1"), nullptr);
+  EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1")->values.operations, 300u);
+  // Two candidates with the same inner pid and start time: the file is bound to neither.
+  proc_.add(2502, 4026532556, 1, 520, cgroup_of(kUidA));
+  proc_.hide_namespace(2502);
+  constexpr uint64_t kAmbiguous = 0x7777000000000007;
+  write(process(1, 4026532777, 520, {{kAmbiguous, 2, 0, 1, {all_reduce_1m(7)}}}));
+  s = read(reader);
+  for (std::string_view pod : {"", "trainer-0", "trainer-1"})
+    EXPECT_EQ(find(s, "all_reduce", kAmbiguous, 1 << 20, pod), nullptr) << pod;
+  EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kUnbound)], 1u);
+}
+
+TEST_F(ReaderTest, SeveralRanksOfOneProcessAddUp) {
+  proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
+  write(
+      process(1, kPodA, 500,
+              {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}, {kWorld, 16, 1, 2, {all_reduce_1m(50)}}}));
+  ProfileReader reader(options());
+  Snapshot s = read(reader);
+  EXPECT_EQ(s.stats.files_malformed_total, 0u);
+  const Series* a = find(s, "all_reduce", kWorld, 1 << 20, "trainer-0");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->values.operations, 150u);
+}
+
 TEST_F(ReaderTest, AMalformedFileIsSkippedAndCountedOnce) {
   write_job();
   testing::write_text(dir_ / "nccl-4026532001-7-700.prof", "fabric-nccl-profile 1\npid 7\n");
@@ -212,7 +260,8 @@ TEST_F(ReaderTest, ExitedProcessesAreServedAWhileThenAgeOut) {
   // The pod's last process goes too: its series ends.
   proc_.remove(1001);
   s = read(reader, seconds(302));
-  EXPECT_EQ(s.stats.files_expired, 2u);
+  EXPECT_EQ(s.stats.files_expired, 1u) << "the first one was removed";
+  EXPECT_EQ(s.stats.files_removed_total, 2u);
   EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-0"), nullptr);
   EXPECT_EQ(s.series.size(), 2u);
 }
@@ -233,13 +282,127 @@ TEST_F(ReaderTest, CountersGrowAcrossRewritesAndNeverGoBack) {
 }
 
 TEST_F(ReaderTest, AReusedPidIsAnotherProcess) {
-  proc_.add(1001, kPodA, 1, 999, cgroup_of(kUidA)); // pid 1 of that namespace, started later
+  proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+  ProfileReader reader(options());
+  read(reader);
+  // It exits, and pid 1 of that namespace is a later process of another pod.
+  proc_.remove(1001);
+  proc_.add(1001, kPodA, 1, 999, cgroup_of(kUidB));
+  Snapshot s = read(reader, seconds(5));
+  EXPECT_EQ(s.stats.processes_exited, 1u);
+  ASSERT_EQ(s.series.size(), 1u);
+  EXPECT_EQ(s.series[0].labels.pod_name, "trainer-0") << "the new process's pod is not this one's";
+}
+
+// A file can only be believed for a process this reader has seen running: otherwise
+// anyone could write the counters of a process that never was, and keep them fresh.
+TEST_F(ReaderTest, AFileOfAProcessThatIsNotRunningIsNotBelieved) {
   write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
   ProfileReader reader(options());
   Snapshot s = read(reader);
-  EXPECT_EQ(s.stats.processes_exited, 1u);
+  EXPECT_TRUE(s.series.empty());
+  EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kUnbound)], 1u);
+  // A process that ran and exited: its last write, at its exit, is read after it is gone
+  // and believed, since the file was bound while it ran and is still its uid's.
+  proc_.add(1002, kPodA, 2, 510, cgroup_of(kUidA));
+  std::string name = write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(10)}}}));
+  read(reader);
+  proc_.remove(1002);
+  write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(12)}}}));
+  s = read(reader, seconds(2));
   ASSERT_EQ(s.series.size(), 1u);
-  EXPECT_EQ(s.series[0].labels.pod_name, "") << "the pod of the new process is not this one's";
+  EXPECT_EQ(s.series[0].values.operations, 12u);
+  if (::geteuid() != 0) return; // the rest needs a file of another owner (chown)
+  // Another uid's content under its name after it exited is not.
+  write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(999999)}}}));
+  ASSERT_EQ(::lchown((dir_ / name).c_str(), 4242, 4242), 0);
+  s = read(reader, seconds(3));
+  EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOwnerMismatch)], 1u);
+  ASSERT_EQ(s.series.size(), 1u);
+  EXPECT_EQ(s.series[0].values.operations, 12u);
+}
+
+// The counters of a running process are written by that process, as its uid: a file
+// under its name owned by anyone else (another tenant's overwrite) is not believed, and
+// its counters cannot stay in the series afterwards.
+TEST_F(ReaderTest, AFileNotOwnedByItsProcessIsNotBelieved) {
+  const uint32_t other = ::geteuid() + 1000;
+  proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA), other);
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+  ProfileReader reader(options());
+  Snapshot s = read(reader);
+  EXPECT_TRUE(s.series.empty());
+  EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOwnerMismatch)], 1u);
+
+  // The victim writes its own file (its uid is now this test's); then an impostor of
+  // another uid replaces it with inflated counters, and the victim writes again.
+  proc_.add(1002, kPodB, 1, 520, cgroup_of(kUidB));
+  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}));
+  read(reader);
+  proc_.add(1002, kPodB, 1, 520, cgroup_of(kUidB), other);
+  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(1000000)}}}));
+  s = read(reader);
+  EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOwnerMismatch)], 2u);
+  ASSERT_NE(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1"), nullptr);
+  EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1")->values.operations, 300u);
+  proc_.add(1002, kPodB, 1, 520, cgroup_of(kUidB));
+  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(310)}}}), seconds(0));
+  s = read(reader);
+  EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1")->values.operations, 310u)
+      << "the impostor's counters were carried into the series";
+}
+
+// A modification time in the future is now: it cannot keep the file of an exited
+// process served for ever.
+TEST_F(ReaderTest, AFutureModificationTimeDoesNotKeepAFileYoung) {
+  proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
+  std::string name = write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+  ProfileReader reader(options());
+  read(reader);
+  proc_.remove(1001);
+  set_age(name, seconds(-36000)); // ten hours ahead
+  EXPECT_EQ(read(reader, seconds(1)).series.size(), 1u);
+  Snapshot s = read(reader, seconds(302));
+  EXPECT_TRUE(s.series.empty()) << "served past retain_exited";
+  EXPECT_EQ(s.stats.files_removed_total, 1u);
+}
+
+// Nothing else cleans /run: the files of exited processes go once they are no longer
+// served, and so do the temporaries of writers killed mid-write (an OOM kill).
+TEST_F(ReaderTest, FilesOfExitedProcessesAndDeadTemporariesAreRemoved) {
+  write_job();
+  std::string dead_temporary = profile_file_name(7, kPodA, 700) + ".tmp.7";
+  std::string fresh_temporary = profile_file_name(2, kPodA, 510) + ".tmp.2";
+  testing::write_text(dir_ / dead_temporary, "fabric-nccl-profile 1\npid 7\n");
+  testing::write_text(dir_ / fresh_temporary, "fabric-nccl-profile 1\n");
+  set_age(dead_temporary, seconds(61));
+  testing::write_text(dir_ / "nccl-notes.txt", "not ours");
+  set_age("nccl-notes.txt", seconds(3600));
+  ProfileReader reader(options());
+  Snapshot s = read(reader);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / dead_temporary));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / fresh_temporary)) << "being written right now";
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "nccl-notes.txt"));
+  EXPECT_EQ(s.stats.files_removed_total, 1u);
+
+  std::string exited = profile_file_name(2, kPodA, 510);
+  proc_.remove(1002);
+  read(reader, seconds(100));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / exited)) << "still served";
+  s = read(reader, seconds(302));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / exited));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / fresh_temporary)) << "stale by now";
+  EXPECT_EQ(s.stats.files_removed_total, 3u);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / profile_file_name(1, kPodA, 500)));
+
+  ReaderOptions keep = options();
+  keep.remove_expired = false;
+  proc_.remove(1001);
+  ProfileReader keeping(keep);
+  ASSERT_TRUE(keeping.read(now_).ok());
+  ASSERT_TRUE(keeping.read(now_ + seconds(400)).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir_ / profile_file_name(1, kPodA, 500)));
 }
 
 TEST_F(ReaderTest, OutOfSightProcessesAgeByTheirFile) {
@@ -309,7 +472,7 @@ TEST_F(ReaderTest, FilesOfLongExitedProcessesNeverHideARunningOne) {
   ProfileReader reader(o);
   Snapshot s = read(reader);
   EXPECT_EQ(s.stats.files, 2u);
-  EXPECT_EQ(s.stats.files_refused_total, 4u);
+  EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOverFileLimit)], 4u);
   const Series* live = find(s, "all_reduce", kWorld, 1 << 20, "trainer-1");
   ASSERT_NE(live, nullptr) << "the running process's file was left out";
   EXPECT_EQ(live->values.operations, 300u);
@@ -340,7 +503,7 @@ TEST_F(ReaderTest, SeriesAreBoundedAndKeepTheirPlace) {
 TEST_F(ReaderTest, ManySizesAndCommunicatorsStayBounded) {
   // A process sweeping every size of every collective over many communicators.
   std::vector<CommProfile> comms;
-  for (uint64_t c = 0; c < 100; ++c) {
+  for (uint64_t c = 0; c < 80; ++c) {
     CommProfile comm{(c + 1) << 32, 8, 0, 1, {}};
     for (unsigned b = 0; b < kSizeBuckets; ++b) {
       for (Collective k : {Collective::kAllReduce, Collective::kAllGather, Collective::kSend}) {
@@ -356,7 +519,70 @@ TEST_F(ReaderTest, ManySizesAndCommunicatorsStayBounded) {
   ProfileReader reader(o);
   Snapshot s = read(reader);
   EXPECT_EQ(s.series.size(), 1000u);
-  EXPECT_EQ(s.stats.series_dropped, 100u * kSizeBuckets * 3 - 1000);
+  EXPECT_EQ(s.stats.series_dropped, 80u * kSizeBuckets * 3 - 1000);
+}
+
+// One tenant cannot take what the others need: the files listed and the bytes read per
+// file owner, and the series per pod, are shares of the whole.
+TEST_F(ReaderTest, EveryWriterHasItsOwnShare) {
+  if (::geteuid() != 0) GTEST_SKIP() << "files of two owners need chown (root)";
+  const uint32_t tenant = 4242;
+  // The tenant: many files of processes that look alive, with future times, each with
+  // many series, all of them owned by it.
+  for (int64_t pid = 1; pid <= 6; ++pid) {
+    proc_.add(7000 + pid, kPodA, pid, 700, cgroup_of(kUidA), tenant);
+    std::vector<CommProfile> comms;
+    for (uint64_t c = 0; c < 10; ++c)
+      comms.push_back({(pid * 100 + c + 1) << 32, 8, 0, 1, {all_reduce_1m(1)}});
+    std::string name = write(process(pid, kPodA, 700, comms), seconds(-3600));
+    ASSERT_EQ(::lchown((dir_ / name).c_str(), tenant, tenant), 0);
+  }
+  // The victim, in another pod, written after the tenant's files.
+  proc_.add(9001, kPodB, 9, 900, cgroup_of(kUidB));
+  write(process(9, kPodB, 900, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}), seconds(5));
+  ReaderOptions o = options();
+  o.max_files = 4;
+  o.max_files_per_writer = 3;
+  o.max_series = 20;
+  o.max_series_per_writer = 15;
+  ProfileReader reader(o);
+  Snapshot s = read(reader);
+  EXPECT_EQ(s.stats.files, 4u);
+  EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOverFileLimit)], 3u);
+  const Series* victim = find(s, "all_reduce", kWorld, 1 << 20, "trainer-1");
+  ASSERT_NE(victim, nullptr) << "the tenant's files crowded the victim's out";
+  EXPECT_EQ(victim->values.operations, 300u);
+  std::size_t tenant_series = 0;
+  for (const auto& series : s.series)
+    tenant_series += series.labels.pod_name == "trainer-0";
+  EXPECT_EQ(tenant_series, 15u);
+  EXPECT_EQ(s.series.size(), 16u);
+
+  // Bytes: the tenant's budget runs out before the victim's is touched.
+  ReaderOptions tight = o;
+  tight.max_bytes_per_writer = 1000;
+  ProfileReader budgeted(tight);
+  s = read(budgeted);
+  EXPECT_GE(s.stats.refused[static_cast<std::size_t>(Refusal::kOverBudget)], 2u);
+  ASSERT_NE(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1"), nullptr);
+}
+
+// Numbers from a file are bounded before they are multiplied.
+TEST_F(ReaderTest, ArithmeticOnFileNumbersCannotOverflow) {
+  testing::FakeProc own(proc_dir_.path(), 4026532999); // out of sight: aged by interval
+  ProcessProfile p = process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}});
+  p.interval_ms = kMaxIntervalMs;
+  write(p, seconds(3600));
+  ReaderOptions o = options();
+  o.missed_flushes = std::numeric_limits<int>::max();
+  ProfileReader reader(o);
+  Snapshot s = read(reader);
+  EXPECT_EQ(s.stats.processes_alive, 1u);
+  std::string name = profile_file_name(1, kPodB, 520);
+  testing::write_text(dir_ / name, replace_interval(render_profile(process(1, kPodB, 520, {})),
+                                                    "99999999999999999"));
+  s = read(reader);
+  EXPECT_EQ(s.stats.files_malformed_total, 1u);
 }
 
 TEST_F(ReaderTest, TheDirectoryItself) {

@@ -206,13 +206,121 @@ TEST_F(ProfilerTest, OperationsNcclNeverCompletesAreAbandoned) {
   EXPECT_EQ(cell(after.comms[0], Collective::kReduce, 32)->timed_ops, 0u);
 }
 
+// A grouped launch, as NCCL's kernel reports it: every work item of the batch gets the
+// batch's start and end. The cell's busy time is the GPU's time, counted once: four
+// sends in 4 us moved four messages in 4 us, not in 16. Overlapping operations likewise.
+TEST_F(ProfilerTest, ABatchCountsItsCommonTimeOnce) {
+  Profiler p(config(), identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  auto run = [&](uint64_t start, uint64_t end) {
+    void* op = p.start_operation(comm, Collective::kSend, "ncclInt8", 1 << 20, 1);
+    void* ch = p.start_kernel_channel(op, start);
+    p.stop(op);
+    p.record_kernel_end(ch, end);
+    p.stop(ch);
+  };
+  for (int i = 0; i < 4; ++i)
+    run(1000, 5000);
+  auto batch = comm->snapshot();
+  const ProfileCell* c = cell(batch, Collective::kSend, 1 << 20);
+  EXPECT_EQ(c->timed_ops, 4u);
+  EXPECT_EQ(c->timed_bytes, 4u << 20);
+  EXPECT_EQ(c->busy_ns, 4000u) << "the batch's 4 us, once";
+  EXPECT_EQ(c->last_busy_ns, 4000u);
+  // Two that overlap by 1 us: 3 us of GPU time.
+  run(6000, 8000);
+  run(7000, 9000);
+  auto overlapping = comm->snapshot();
+  c = cell(overlapping, Collective::kSend, 1 << 20);
+  EXPECT_EQ(c->busy_ns, 7000u);
+  EXPECT_EQ(c->last_busy_ns, 3000u);
+  EXPECT_EQ(c->last_timed_bytes, 2u << 20);
+}
+
+// A receive behind a checkpoint: its operation is abandoned, its slot serves the next
+// operation, and then the old operation's kernel channel reports in. It must not touch
+// the new operation's time or references.
+TEST_F(ProfilerTest, LateEventsOfAnAbandonedOperationChangeNothing) {
+  PluginConfig c = config();
+  c.pool_slots = 64;
+  c.abandon_after_flushes = 1;
+  Profiler p(c, identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  std::vector<void*> old_ops, old_channels;
+  for (int i = 0; i < 64; ++i) {
+    void* op = p.start_operation(comm, Collective::kRecv, "ncclInt8", 1 << 20, 2);
+    ASSERT_NE(op, nullptr);
+    old_channels.push_back(p.start_kernel_channel(op, 10));
+    p.stop(op);
+    old_ops.push_back(op);
+  }
+  p.flush();
+  ASSERT_EQ(p.snapshot().events_abandoned, 64u);
+  // Every slot now serves a new operation of one channel, 1000 ns long.
+  std::vector<void*> ops;
+  for (int i = 0; i < 64; ++i) {
+    void* op = p.start_operation(comm, Collective::kSend, "ncclInt8", 1 << 20, 1);
+    ASSERT_NE(op, nullptr);
+    ops.push_back(op);
+  }
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(p.start_kernel_channel(old_ops[i], 5), nullptr);
+    p.record_kernel_end(old_channels[i], 999999);
+    p.stop(old_channels[i]);
+    p.stop(old_ops[i]);
+  }
+  EXPECT_EQ(cell(comm->snapshot(), Collective::kSend, 1 << 20)->timed_ops, 0u)
+      << "a stale stop released a new operation's reference";
+  uint64_t at = 1000;
+  for (void* op : ops) {
+    void* ch = p.start_kernel_channel(op, at);
+    ASSERT_NE(ch, nullptr);
+    p.stop(op);
+    p.record_kernel_end(ch, at + 1000);
+    p.stop(ch);
+    at += 2000;
+  }
+  auto after = comm->snapshot();
+  const ProfileCell* sends = cell(after, Collective::kSend, 1 << 20);
+  EXPECT_EQ(sends->timed_ops, 64u);
+  EXPECT_EQ(sends->busy_ns, 64u * 1000) << "a stale channel stretched a new operation";
+  EXPECT_EQ(cell(after, Collective::kRecv, 1 << 20)->timed_ops, 0u);
+}
+
+// CollNet and SHARP run a collective on channels the descriptor's nChannels does not
+// count: the operation is timed to the end of its last channel, once.
+TEST_F(ProfilerTest, ChannelsBeyondTheAnnouncedOnesExtendTheOperation) {
+  Profiler p(config(), identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  void* op = p.start_operation(comm, Collective::kAllReduce, "ncclFloat32", 1 << 18, 1);
+  void* ch0 = p.start_kernel_channel(op, 1000);
+  void* ch1 = p.start_kernel_channel(op, 1100);
+  void* ch2 = p.start_kernel_channel(op, 1200);
+  ASSERT_NE(ch1, nullptr);
+  ASSERT_NE(ch2, nullptr);
+  p.stop(op);
+  p.record_kernel_end(ch0, 2000);
+  p.stop(ch0);
+  p.record_kernel_end(ch1, 3000);
+  p.stop(ch1);
+  EXPECT_EQ(cell(comm->snapshot(), Collective::kAllReduce, 1 << 20)->timed_ops, 0u)
+      << "completed before its last channel";
+  p.record_kernel_end(ch2, 5000);
+  p.stop(ch2);
+  p.stop(ch2); // NCCL never stops twice; if it did, nothing more is counted
+  auto after = comm->snapshot();
+  const ProfileCell* c = cell(after, Collective::kAllReduce, 1 << 20);
+  EXPECT_EQ(c->timed_ops, 1u);
+  EXPECT_EQ(c->busy_ns, 4000u);
+}
+
 TEST_F(ProfilerTest, FlushWritesTheWholeFileAtomically) {
   Profiler p(config(), identity(), log_.fn());
   CommStats* comm = p.add_comm(kWorld);
-  for (int i = 0; i < 3; ++i) {
+  for (uint64_t i = 0; i < 3; ++i) {
     void* op = p.start_operation(comm, Collective::kAllReduce, "ncclFloat32", 256, 1);
-    void* ch = p.start_kernel_channel(op, 1000);
-    p.record_kernel_end(ch, 2000);
+    void* ch = p.start_kernel_channel(op, 1000 + 2000 * i);
+    p.record_kernel_end(ch, 2000 + 2000 * i);
     p.stop(ch);
     p.stop(op);
   }
@@ -304,6 +412,28 @@ TEST_F(ProfilerTest, TheLastFinalizeWritesAndKeepsFinalizedCounters) {
   EXPECT_EQ(parsed->sequence, 2u);
 }
 
+// ncclCommInitAll, or one process per host as JAX runs: every rank of the process has the
+// communicator's hash; the file keeps each rank's counters and still reads back.
+TEST_F(ProfilerTest, SeveralRanksOfOneCommunicatorInOneProcess) {
+  Profiler p(config(), identity(), log_.fn());
+  for (int rank = 0; rank < 4; ++rank) {
+    CommStats* comm = p.add_comm({kWorld.hash, 8, rank, 1});
+    ASSERT_NE(comm, nullptr);
+    for (int i = 0; i <= rank; ++i)
+      p.start_operation(comm, Collective::kAllReduce, "ncclFloat32", 256, 0);
+  }
+  p.flush();
+  auto parsed = parse_profile(testing::read_text(p.file_path()), "four ranks");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  ASSERT_EQ(parsed->comms.size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(parsed->comms[rank].hash, kWorld.hash);
+    EXPECT_EQ(parsed->comms[rank].rank, rank);
+    EXPECT_EQ(cell(parsed->comms[rank], Collective::kAllReduce, 1024)->ops,
+              static_cast<uint64_t>(rank + 1));
+  }
+}
+
 TEST_F(ProfilerTest, CommunicatorsBeyondTheCapReplaceFinalizedOnes) {
   PluginConfig c = config();
   c.max_comms = 2;
@@ -343,7 +473,7 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
     comms.push_back(p.add_comm({uint64_t(100 + i), 8, i, 1}));
   struct Queue {
     std::mutex mutex;
-    std::deque<void*> ops;
+    std::deque<std::pair<void*, int>> ops;
     bool done = false;
   };
   std::vector<Queue> queues(kComms);
@@ -360,7 +490,7 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
                                      "ncclFloat32", 1 + n % 4096, kChannels);
         {
           std::lock_guard lock(queues[i].mutex);
-          queues[i].ops.push_back(op);
+          queues[i].ops.emplace_back(op, n);
         }
         p.stop(op);
       }
@@ -370,12 +500,14 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
     threads.emplace_back([&, i] {
       for (;;) {
         void* op = nullptr;
+        uint64_t n = 0;
         {
           std::lock_guard lock(queues[i].mutex);
           if (queues[i].ops.empty()) {
             if (queues[i].done) return;
           } else {
-            op = queues[i].ops.front();
+            op = queues[i].ops.front().first;
+            n = static_cast<uint64_t>(queues[i].ops.front().second);
             queues[i].ops.pop_front();
           }
         }
@@ -383,11 +515,12 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
           std::this_thread::yield();
           continue;
         }
+        // The GPU runs a communicator's operations one after the other: 10 ns each.
         void* ch[kChannels];
         for (auto& h : ch)
-          h = p.start_kernel_channel(op, 1000);
+          h = p.start_kernel_channel(op, 1000 + 20 * n);
         for (auto& h : ch) {
-          p.record_kernel_end(h, 1010);
+          p.record_kernel_end(h, 1010 + 20 * n);
           p.stop(h);
         }
       }
@@ -417,6 +550,37 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
   // Every operation is timed exactly once, unless the pool had no slot for it.
   EXPECT_EQ(all_timed + profile.events_dropped, uint64_t{kComms} * kOps);
   EXPECT_EQ(profile.events_abandoned, 0u);
+}
+
+// One thread finalizes the process's last communicator while another creates a new one:
+// whatever the interleaving, the new one is left with a flusher (its file would otherwise
+// never be rewritten, and the reader would take the job for exited).
+TEST_F(ProfilerTest, ANewCommunicatorAlwaysHasAFlusher) {
+  Profiler p(config(), identity(), log_.fn());
+  for (int round = 0; round < 50; ++round) {
+    CommStats* old_comm = p.add_comm({1, 2, 0, 1});
+    ASSERT_NE(old_comm, nullptr);
+    std::atomic<int> ready{0};
+    CommStats* new_comm = nullptr;
+    std::thread finalizer([&] {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      p.finalize_comm(old_comm);
+    });
+    std::thread creator([&] {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      new_comm = p.add_comm({2, 2, 0, 1});
+    });
+    finalizer.join();
+    creator.join();
+    ASSERT_NE(new_comm, nullptr);
+    ASSERT_TRUE(p.flushing()) << "round " << round << ": a live communicator without a flusher";
+    p.finalize_comm(new_comm);
+    ASSERT_FALSE(p.flushing());
+  }
 }
 
 TEST_F(ProfilerTest, AForkedChildNeverWritesItsParentsFile) {

@@ -49,17 +49,24 @@ public:
   }
 
   // A process: `pid` here, `inner_pid` in its own namespace `ns`.
+  // `uid` is the one it creates files as (this test's own unless said).
   void add(int64_t pid, uint64_t ns, int64_t inner_pid, uint64_t start_ticks,
-           const std::string& cgroup = "0::/user.slice\n") {
+           const std::string& cgroup = "0::/user.slice\n", uint32_t uid = ::geteuid()) {
     std::string dir = root_ + "/" + std::to_string(pid);
     write_text(dir + "/stat", std::to_string(pid) +
                                   " (python3) S 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 9 0 " +
                                   std::to_string(start_ticks) + " 1048576 2048\n");
     std::string nspid = std::to_string(pid);
     if (inner_pid != pid) nspid += "\t" + std::to_string(inner_pid);
-    write_text(dir + "/status", "Name:\tpython3\nNSpid:\t" + nspid + "\nPPid:\t1\n");
+    std::string uids = std::to_string(uid);
+    write_text(dir + "/status", "Name:\tpython3\nPPid:\t1\nUid:\t" + uids + "\t" + uids + "\t" +
+                                    uids + "\t" + uids + "\nNSpid:\t" + nspid + "\n");
     write_text(dir + "/cgroup", cgroup);
     link_namespace(dir, ns);
+  }
+  // As a reader without CAP_SYS_PTRACE sees another container's process: no ns/pid link.
+  void hide_namespace(int64_t pid) {
+    std::filesystem::remove(root_ + "/" + std::to_string(pid) + "/ns/pid");
   }
   void remove(int64_t pid) { std::filesystem::remove_all(root_ + "/" + std::to_string(pid)); }
 
