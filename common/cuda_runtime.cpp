@@ -1,6 +1,9 @@
 #include "common/cuda_runtime.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <mutex>
 
@@ -30,7 +33,7 @@ const Runtime& runtime() {
   std::call_once(once, [] {
     void* handle = runtime_library();
     if (handle == nullptr) {
-      rt.load_error = "CUDA runtime library (libcudart) not found";
+      rt.load_error = runtime_library_problem();
       return;
     }
     auto sym = [&](auto& fn, const char* name) {
@@ -60,27 +63,117 @@ Error cuda_error(const Runtime& rt, int rc, std::string operation) {
 
 Result<const Runtime*> loaded() {
   const Runtime& rt = runtime();
+  if (driver_version() <= 0) {
+    return Error(ErrorCode::kUnsupported, "cudaGetDeviceCount",
+                 "no CUDA device (no NVIDIA driver: libcuda.so.1 not found)");
+  }
   if (!rt.load_error.empty()) {
     return Error(ErrorCode::kNotBuilt, "loading the CUDA runtime", rt.load_error)
-        .with_hint("install the CUDA runtime, or add its lib64 folder to LD_LIBRARY_PATH");
+        .with_hint(
+            std::string("install a CUDA runtime that fits the driver, or name its folder in ") +
+            kLibraryPathEnv);
   }
   return &rt;
 }
 
 } // namespace
 
-void* runtime_library() {
-  static void* handle = [] {
-    // Sonames first (the system's loader path), then the toolkit's own folder.
-    static constexpr const char* kCandidates[] = {
-        "libcudart.so.13", "libcudart.so.12", "libcudart.so", FABRIC_CUDA_LIBDIR "/libcudart.so.13",
-        FABRIC_CUDA_LIBDIR "/libcudart.so"};
-    for (const char* name : kCandidates) {
-      if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
+namespace {
+
+struct LoadedRuntime {
+  void* handle = nullptr;
+  std::string path;
+  std::string problem;
+};
+
+// Whether `path` (a file, or a soname the loader resolves) is there to load.
+bool library_exists(const std::string& path) {
+  if (path.find('/') != std::string::npos) return ::access(path.c_str(), R_OK) == 0;
+  void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (h != nullptr) dlclose(h);
+  return h != nullptr;
+}
+
+const LoadedRuntime& loaded_runtime() {
+  static const LoadedRuntime loaded = [] {
+    LoadedRuntime out;
+    const int driver = driver_version();
+    if (driver <= 0) {
+      out.problem = choose_runtime(driver, {}).problem;
+      return out;
     }
-    return static_cast<void*>(nullptr);
+    const SearchDirs dirs = library_search_dirs_here();
+    std::vector<RuntimeCandidate> available;
+    for (int major : kRuntimeMajors) {
+      for (std::string& path :
+           library_candidates("libcudart.so." + std::to_string(major), dirs, FABRIC_CUDA_LIBDIR)) {
+        if (library_exists(path)) available.push_back({std::move(path), major});
+      }
+    }
+    RuntimeChoice choice = choose_runtime(driver, available);
+    for (const RuntimeCandidate& c : choice.usable) {
+      if (void* h = dlopen(c.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+        out.handle = h;
+        out.path = c.path;
+        return out;
+      }
+    }
+    out.problem = choice.usable.empty()
+                      ? choice.problem
+                      : "no CUDA runtime for CUDA " + cuda_version_text(driver) +
+                            " could be loaded (" +
+                            std::string(dlerror() ? dlerror() : "dlopen failed") + ")";
+    return out;
   }();
+  return loaded;
+}
+
+void* driver_library() {
+  static void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   return handle;
+}
+
+} // namespace
+
+void* runtime_library() {
+  return loaded_runtime().handle;
+}
+
+std::string runtime_library_problem() {
+  return loaded_runtime().problem;
+}
+
+std::string runtime_library_path() {
+  return loaded_runtime().path;
+}
+
+int driver_version() {
+  static const int version = [] {
+    void* h = driver_library();
+    if (h == nullptr) return 0;
+    auto get = reinterpret_cast<int (*)(int*)>(dlsym(h, "cuDriverGetVersion"));
+    int v = 0;
+    if (get == nullptr || get(&v) != 0) return 0;
+    return v;
+  }();
+  return version;
+}
+
+int driver_device_count() {
+  void* h = driver_library();
+  if (h == nullptr) return 0;
+  auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(h, "cuInit"));
+  auto count = reinterpret_cast<int (*)(int*)>(dlsym(h, "cuDeviceGetCount"));
+  int n = 0;
+  if (init == nullptr || count == nullptr || init(0) != 0 || count(&n) != 0) return 0;
+  return n;
+}
+
+SearchDirs library_search_dirs_here() {
+  return library_search_dirs(std::getenv(kLibraryPathEnv),
+                             python_site_packages(std::getenv("VIRTUAL_ENV"),
+                                                  std::getenv("CONDA_PREFIX"),
+                                                  std::getenv("HOME")));
 }
 
 Result<int> device_count() {

@@ -195,6 +195,15 @@ Result<BackendKind> parse_backend(std::string_view text) {
                "unknown value '" + std::string(text) + "' (nccl or mpi)");
 }
 
+Result<BackendKind> default_backend(bool nccl_usable, int driver_gpus, const std::string& reason) {
+  if (nccl_usable) return BackendKind::kNccl;
+  if (driver_gpus <= 0) return BackendKind::kMpi;
+  return Error(ErrorCode::kUnsupported, "choosing the backend",
+               "the nccl backend cannot run: " + reason)
+      .with_hint("name the folders of a CUDA runtime that fits the driver and of NCCL in "
+                 "FABRIC_CUDA_LIBRARY_PATH, or measure host memory with --backend mpi");
+}
+
 bool backend_has_type(BackendKind b, DataType t) {
   // MPI has no standard half or bfloat16 type.
   return b == BackendKind::kNccl || (t != DataType::kHalf && t != DataType::kBfloat16);

@@ -107,6 +107,10 @@ Bandwidth bandwidth(Collective c, std::size_t param_count, std::size_t element_s
 enum class BackendKind { kNccl, kMpi };
 std::string_view backend_name(BackendKind b);
 Result<BackendKind> parse_backend(std::string_view text);
+// The backend when none was named: nccl where it can run, mpi on a node without GPU. A node
+// whose GPUs the nccl backend cannot use (no CUDA runtime that fits the driver, no NCCL)
+// is refused with `reason`, never measured on host memory without being asked to.
+Result<BackendKind> default_backend(bool nccl_usable, int driver_gpus, const std::string& reason);
 bool backend_has_type(BackendKind b, DataType t);
 bool backend_has_op(BackendKind b, ReduceOp op);
 

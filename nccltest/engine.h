@@ -16,6 +16,8 @@
 
 namespace fabric::nccltest {
 
+class AbortRequest;
+
 struct CollectiveCall {
   Collective collective = Collective::kAllReduce;
   DataType type = DataType::kFloat;
@@ -60,9 +62,12 @@ public:
   // passing a negative colour take no part and get nullptr. Collective over this engine.
   virtual Result<std::unique_ptr<Engine>> split(int color, int key) = 0;
 
-  // Called from another thread when the run must end: makes a stuck operation return
-  // where the engine can (ncclCommAbort); a no-op for MPI, where the job is aborted whole.
-  virtual void abort() noexcept = 0;
+  // Where the engine waits for an operation, it polls `request` (which outlives the
+  // engine); once an abort is posted it stops using its communicator for good
+  // (ncclCommAbort, from the thread that owns the engine) and fails the operation. Engines
+  // made by split() poll the same request. MPI's blocking calls cannot poll: there the
+  // poster ends the process (abort_request.h).
+  virtual void poll_aborts(const AbortRequest* request) = 0;
 };
 
 } // namespace fabric::nccltest

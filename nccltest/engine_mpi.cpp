@@ -75,9 +75,13 @@ public:
     FABRIC_TRY(check(MPI_Barrier(comm_), "MPI_Barrier"));
     const long n = static_cast<long>(timing.iters) * timing.agg_iters;
     double seconds = 0;
-    if (timing.injected_delay.count() > 0) {
-      FABRIC_TRY(
-          time_loop(call, n, seconds, [&] { std::this_thread::sleep_for(timing.injected_delay); }));
+    if (timing.injected_delay.count() > 0 || timing.blocking) {
+      // Blocking (-z 1): a barrier after each operation, as nccl-tests' startColl does (an
+      // MPI collective has completed locally when it returns: that is the wait).
+      FABRIC_TRY(time_loop(call, n, seconds, [&] {
+        if (timing.injected_delay.count() > 0) std::this_thread::sleep_for(timing.injected_delay);
+        if (timing.blocking) MPI_Barrier(comm_);
+      }));
     } else {
       FABRIC_TRY(time_loop(call, n, seconds, [] {}));
     }
@@ -114,7 +118,7 @@ public:
     return std::unique_ptr<Engine>(std::move(engine));
   }
 
-  void abort() noexcept override {}
+  void poll_aborts(const AbortRequest*) override {}
 
 private:
   // Runs `n` operations of `call` between two MPI_Wtime readings; `between` runs after

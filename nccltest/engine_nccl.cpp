@@ -1,14 +1,16 @@
 // The nccl engine: one communicator on one GPU, its own stream, device buffers, and CUDA
 // events around the timed loop (or around the launches of a CUDA graph that captured it).
-// Waits poll the stream and NCCL's asynchronous error, so an abort from the watchdog
-// (ncclCommAbort) or a failed peer ends them instead of a hang.
+// Waits poll the stream, NCCL's asynchronous error and the run's abort request, so a failed
+// peer or the watchdog ends them instead of a hang. Only the thread that owns the engine
+// calls into NCCL: an abort posted by another thread is carried out here, in wait(), and
+// after ncclCommAbort the communicator is never touched again (abort_request.h).
 #include "nccltest/engine_nccl.h"
 
-#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "nccltest/abort_request.h"
 #include "nccltest/nccl_api.h"
 
 namespace fabric::nccltest::nccl {
@@ -28,7 +30,7 @@ public:
     if (recv_ != nullptr) api_.free(recv_);
     if (flag_ != nullptr) api_.free(flag_);
     if (stream_ != nullptr) api_.stream_destroy(stream_);
-    if (!aborted_.load()) api_.comm_destroy(comm_);
+    if (!aborted_) api_.comm_destroy(comm_);
   }
 
   Result<void> init() {
@@ -57,10 +59,12 @@ public:
 
   Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) override {
     FABRIC_TRY(run_once(call));
+    // As nccl-tests: capture and instantiate before the barrier, so that one rank's slow
+    // instantiation is not in the others' time.
+    if (timing.graph_launches > 0) FABRIC_TRY(capture(call, timing));
     FABRIC_TRY(barrier());
     const long ops = static_cast<long>(timing.iters) * timing.agg_iters;
     if (timing.graph_launches > 0) {
-      FABRIC_TRY(capture(call, timing));
       FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
       for (int l = 0; l < timing.graph_launches; ++l) {
         FABRIC_TRY(check(api_, api_.graph_launch(graph_exec_, stream_), "cudaGraphLaunch"));
@@ -107,6 +111,10 @@ public:
   }
 
   Result<std::unique_ptr<Engine>> split(int color, int key) override {
+    FABRIC_TRY(usable());
+    int version = 0;
+    if (api_.comm_split == nullptr && api_.get_version != nullptr) api_.get_version(&version);
+    FABRIC_TRY(check_split(api_, version));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     ncclComm_t sub = nullptr;
     FABRIC_TRY(check(
@@ -114,17 +122,23 @@ public:
         "ncclCommSplit", comm_));
     if (sub == nullptr) return std::unique_ptr<Engine>();
     FABRIC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, make_nccl_engine(api_, sub, device_));
+    engine->poll_aborts(abort_request_);
     FABRIC_TRY(engine->allocate(send_bytes_, recv_bytes_));
     return engine;
   }
 
-  void abort() noexcept override {
-    if (!aborted_.exchange(true)) api_.comm_abort(comm_);
-  }
+  void poll_aborts(const AbortRequest* request) override { abort_request_ = request; }
 
 private:
+  // After ncclCommAbort nothing may touch the communicator again.
+  Result<void> usable() const {
+    if (!aborted_) return Ok();
+    return Error(ErrorCode::kSystem, "the collective", "the communicator was aborted");
+  }
+
   // One operation of `call` on the stream, not waited for.
   Result<void> launch(const CollectiveCall& call) {
+    FABRIC_TRY(usable());
     const ncclDataType_t type = nccl_type(call.type);
     const ncclRedOp_t op = nccl_op(call.op);
     const std::size_t elt = data_type_size(call.type);
@@ -175,15 +189,24 @@ private:
     return check(api_, rc, "launching the collective", comm_);
   }
 
-  // The timed operations, aggregated per iteration as nccl-tests' -m does.
+  // The timed operations, aggregated per iteration as nccl-tests' -m does. Blocking (-z 1),
+  // each operation is waited for and followed by a barrier, as nccl-tests' startColl does;
+  // no group then (a wait inside one would wait for nothing, the group not yet launched).
   Result<void> iterations(const CollectiveCall& call, const TimingOptions& timing) {
     for (int i = 0; i < timing.iters; ++i) {
+      if (timing.blocking) {
+        for (int a = 0; a < timing.agg_iters; ++a) {
+          FABRIC_TRY(launch(call));
+          FABRIC_TRY(wait());
+          FABRIC_TRY(barrier());
+        }
+        continue;
+      }
       if (timing.agg_iters > 1)
         FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
       for (int a = 0; a < timing.agg_iters; ++a)
         FABRIC_TRY(launch(call));
       if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
-      if (timing.blocking) FABRIC_TRY(wait());
     }
     return Ok();
   }
@@ -210,6 +233,7 @@ private:
   // Everything on the stream done; NCCL's asynchronous errors (a dead peer, an abort) end
   // the wait with an error.
   Result<void> wait() {
+    FABRIC_TRY(usable());
     for (;;) {
       cudaError_t rc = api_.stream_query(stream_);
       if (rc == cudaSuccess) return Ok();
@@ -217,17 +241,31 @@ private:
       ncclResult_t async = ncclSuccess;
       FABRIC_TRY(
           check(api_, api_.comm_get_async_error(comm_, &async), "ncclCommGetAsyncError", comm_));
-      if (async != ncclSuccess)
-        return check(api_, async, "the collective (asynchronous error)", comm_);
-      if (aborted_.load()) {
-        return Error(ErrorCode::kSystem, "the collective", "aborted (ncclCommAbort)");
+      if (async != ncclSuccess) {
+        Error error = check(api_, async, "the collective (asynchronous error)", comm_).error();
+        abort_comm();
+        return error;
+      }
+      if (abort_request_ != nullptr && abort_request_->requested()) {
+        abort_comm();
+        return Error(ErrorCode::kSystem, "the collective",
+                     "aborted (ncclCommAbort): " + abort_request_->reason());
       }
       std::this_thread::yield();
     }
   }
 
+  // As nccl-tests does on an asynchronous error or a timeout: the communicator's pending
+  // operations are stopped, and it is never used (nor destroyed) again.
+  void abort_comm() {
+    if (aborted_) return;
+    aborted_ = true;
+    api_.comm_abort(comm_);
+  }
+
   // All ranks of this communicator at the same point: a one-element all-reduce.
   Result<void> barrier() {
+    FABRIC_TRY(usable());
     FABRIC_TRY(check(api_, api_.all_reduce(flag_, flag_, 1, ncclInt32, ncclSum, comm_, stream_),
                      "ncclAllReduce (barrier)", comm_));
     return wait();
@@ -244,7 +282,8 @@ private:
   void* flag_ = nullptr;
   std::size_t send_bytes_ = 0, recv_bytes_ = 0;
   std::vector<std::byte> staging_; // host copies for the checks, outside any timed loop
-  std::atomic<bool> aborted_{false};
+  const AbortRequest* abort_request_ = nullptr;
+  bool aborted_ = false; // ncclCommAbort was called: the communicator is gone
 };
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/units.h"
+#include "nccltest/abort_request.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -61,9 +62,9 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
   return plan;
 }
 
-void stall_for_test(std::chrono::seconds limit) {
+void stall_for_test(const AbortRequest* abort, std::chrono::seconds limit) {
   auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
+  while (std::chrono::steady_clock::now() < until && (abort == nullptr || !abort->requested())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }

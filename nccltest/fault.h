@@ -20,6 +20,8 @@
 
 namespace fabric::nccltest {
 
+class AbortRequest;
+
 inline constexpr const char* kFaultEnv = "FABRIC_NCCLTEST_FAULT";
 
 struct FaultPlan {
@@ -37,8 +39,9 @@ struct FaultPlan {
 // variable.
 Result<FaultPlan> parse_fault_plan(std::string_view text);
 
-// Waits as a stalled rank does: in short sleeps, for at most `limit`, so that an abort
-// from the watchdog (which ends the process from another thread) always finds it here.
-void stall_for_test(std::chrono::seconds limit = std::chrono::seconds(600));
+// Waits as a stalled rank does: in short sleeps, for at most `limit` or until `abort` is
+// posted (the watchdog's order, which the caller then carries out).
+void stall_for_test(const AbortRequest* abort,
+                    std::chrono::seconds limit = std::chrono::seconds(600));
 
 } // namespace fabric::nccltest

@@ -5,36 +5,37 @@
 
 namespace fabric::nccltest {
 
-Result<int> device_for_rank(int local_rank, int local_ranks, int device_count,
-                            const char* nccl_tests_device) {
+Result<int> device_for_rank(int local_rank, int device_count, const char* nccl_tests_device) {
   if (device_count <= 0) {
     return Error(ErrorCode::kUnsupported, "choosing a GPU", "no CUDA device");
   }
-  int first = 0;
-  if (nccl_tests_device != nullptr && *nccl_tests_device != '\0') {
+  const bool named = nccl_tests_device != nullptr && *nccl_tests_device != '\0';
+  int device = local_rank;
+  if (named) {
     auto [end, ec] = std::from_chars(nccl_tests_device,
-                                     nccl_tests_device + std::strlen(nccl_tests_device), first);
-    if (ec != std::errc() || *end != '\0' || first < 0) {
+                                     nccl_tests_device + std::strlen(nccl_tests_device), device);
+    if (ec != std::errc() || *end != '\0' || device < 0) {
       return Error(ErrorCode::kInvalidEnvironment, "NCCL_TESTS_DEVICE",
                    std::string("'") + nccl_tests_device + "' is not a device index");
     }
   }
-  // One visible GPU shared by several ranks of a node is a misstart, not a mapping.
-  if (device_count == 1 && first == 0 && local_ranks > 1) {
-    return Error(ErrorCode::kInvalidConfig, "choosing a GPU",
-                 std::to_string(local_ranks) + " ranks on this node but 1 CUDA device visible")
-        .with_hint("start one rank per GPU, or give each rank its own GPU (CUDA_VISIBLE_DEVICES)");
+  if (device < device_count) return device;
+  const std::string visible = std::to_string(device_count) + " CUDA device" +
+                              (device_count == 1 ? " is" : "s are") + " visible";
+  if (named) {
+    return Error(ErrorCode::kInvalidConfig, "NCCL_TESTS_DEVICE",
+                 "names device " + std::to_string(device) + " but only " + visible)
+        .with_hint("NCCL_TESTS_DEVICE is the device every rank of a node uses, counted "
+                   "among the devices that rank sees (after CUDA_VISIBLE_DEVICES)");
   }
-  int device = first + local_rank;
-  if (device_count == 1 && first == 0) device = 0;
-  if (device >= device_count) {
-    return Error(ErrorCode::kInvalidConfig, "choosing a GPU",
-                 "local rank " + std::to_string(local_rank) + " needs device " +
-                     std::to_string(device) + " but only " + std::to_string(device_count) +
-                     " CUDA devices are visible")
-        .with_hint("start at most one rank per visible GPU on each node");
+  Error e(ErrorCode::kInvalidConfig, "choosing a GPU",
+          "local rank " + std::to_string(local_rank) + " uses device " + std::to_string(device) +
+              " (as nccl-tests does) but only " + visible);
+  if (device_count == 1) {
+    return e.with_hint("when each rank sees its own GPU (CUDA_VISIBLE_DEVICES per rank), set "
+                       "NCCL_TESTS_DEVICE=0, as for nccl-tests");
   }
-  return device;
+  return e.with_hint("start at most one rank per visible GPU on each node");
 }
 
 } // namespace fabric::nccltest

@@ -8,6 +8,9 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <functional>
+#include <string>
+
 #include "common/result.h"
 #include "nccltest/collectives.h"
 
@@ -21,6 +24,7 @@ struct Api {
                                         ncclConfig_t*) = nullptr;
   ncclResult_t (*comm_destroy)(ncclComm_t) = nullptr;
   ncclResult_t (*comm_abort)(ncclComm_t) = nullptr;
+  // Optional: NCCL 2.18 added it; only --pairs needs it.
   ncclResult_t (*comm_split)(ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*) = nullptr;
   ncclResult_t (*comm_get_async_error)(ncclComm_t, ncclResult_t*) = nullptr;
   ncclResult_t (*comm_count)(const ncclComm_t, int*) = nullptr;
@@ -72,6 +76,19 @@ struct Api {
   cudaError_t (*graph_destroy)(cudaGraph_t) = nullptr;
   const char* (*cuda_error_string)(cudaError_t) = nullptr;
 };
+
+// Looks `name` up in one library (dlsym over its handle, or a test's table).
+using SymbolLookup = std::function<void*(const char*)>;
+
+// Fills `a` from the two libraries; returns what a required entry point lacks ("libnccl
+// lacks ncclAllReduce"), or "". Optional ones (ncclCommSplit, ncclAlltoAll,
+// ncclGetLastError) stay nullptr: only the features that need them refuse.
+std::string bind_api(Api& a, const SymbolLookup& nccl, const SymbolLookup& cudart);
+
+// --pairs needs ncclCommSplit (NCCL 2.18); `library_version` is ncclGetVersion's code.
+Result<void> check_split(const Api& a, int library_version);
+// "2.17.1" from ncclGetVersion's code.
+std::string nccl_version_text(int code);
 
 // Loads libnccl and libcudart once. kNotBuilt (with a hint) when either is missing or
 // lacks an entry point.

@@ -27,11 +27,18 @@ Availability probe() {
   Availability out;
   auto count = cuda::device_count();
   if (!count.ok()) {
-    out.reason = count.error().detail().rfind("no CUDA device", 0) == 0
-                     ? count.error().detail()
-                     : "no CUDA device (" + count.error().detail() + ")";
+    out.driver_gpus = cuda::driver_device_count();
+    const std::string& detail = count.error().detail();
+    if (detail.rfind("no CUDA device", 0) == 0) {
+      out.reason = detail;
+    } else if (out.driver_gpus > 0) {
+      out.reason = std::to_string(out.driver_gpus) + " GPU(s) on this node, but " + detail;
+    } else {
+      out.reason = "no CUDA device (" + detail + ")";
+    }
     return out;
   }
+  out.driver_gpus = *count;
   auto loaded = api();
   if (!loaded.ok()) {
     out.reason = std::to_string(*count) + " CUDA device(s) visible, but " + loaded.error().detail();
@@ -89,16 +96,11 @@ int library_version() {
   return g_library_version;
 }
 
-std::string capture_debug_log(const std::string& directory) {
-  if (std::getenv("NCCL_DEBUG_FILE") != nullptr) return "";
-  std::string pattern = directory + "/nccl.%h.%p";
-  ::setenv("NCCL_DEBUG_FILE", pattern.c_str(), 1);
-  const char* level = std::getenv("NCCL_DEBUG");
-  if (level == nullptr || (std::strcmp(level, "INFO") != 0 && std::strcmp(level, "TRACE") != 0)) {
-    ::setenv("NCCL_DEBUG", "INFO", 1);
-  }
-  if (std::getenv("NCCL_DEBUG_SUBSYS") == nullptr) ::setenv("NCCL_DEBUG_SUBSYS", "INIT,NET,ENV", 1);
-  return pattern;
+Result<void> pairs_supported() {
+  FABRIC_ASSIGN_OR_RETURN(const Api* a, api());
+  int version = 0;
+  if (a->get_version(&version) != ncclSuccess) version = 0;
+  return check_split(*a, version);
 }
 
 } // namespace fabric::nccltest::nccl

@@ -21,10 +21,11 @@ int headers_version();
 struct Availability {
   bool usable = false;
   int device_count = 0;
-  std::string reason; // "2 CUDA devices visible" or why not ("no CUDA device: ...")
+  std::string reason;  // "2 CUDA devices visible" or why not ("no CUDA device: ...")
+  int driver_gpus = 0; // GPUs the driver sees, even where the runtime or NCCL cannot run
 };
-// Whether this process can run the nccl backend: a visible CUDA device and a loadable
-// libnccl.
+// Whether this process can run the nccl backend: a visible CUDA device, a CUDA runtime
+// that fits the driver, and a loadable libnccl.
 Availability probe();
 
 struct DeviceFacts {
@@ -36,8 +37,6 @@ Result<DeviceFacts> describe_device(int device);
 
 struct EngineSetup {
   int device = 0;
-  // Where NCCL's INFO log goes (NCCL_DEBUG_FILE); empty: NCCL's own settings are kept.
-  std::string debug_file;
 };
 
 // Creates the communicator over `group`'s ranks: rank 0 calls ncclGetUniqueId, the id
@@ -47,8 +46,7 @@ Result<std::unique_ptr<Engine>> make_engine(Group& group, const EngineSetup& set
 // ncclGetVersion() once NCCL is loaded; 0 before or without it.
 int library_version();
 
-// Points NCCL's INFO log at a file of ours (unless the user chose NCCL_DEBUG_FILE), so its
-// transport choices can be read back; returns the file's path pattern or "" when left alone.
-std::string capture_debug_log(const std::string& directory);
+// Whether the loaded NCCL has what --pairs needs (ncclCommSplit), before any rank starts.
+Result<void> pairs_supported();
 
 } // namespace fabric::nccltest::nccl

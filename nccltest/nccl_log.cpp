@@ -126,6 +126,34 @@ std::string render_transport_lines(const TransportReport& r) {
   return out;
 }
 
+NcclLogPlan plan_nccl_log(const char* debug, const char* debug_file, const char* subsys,
+                          const std::string& directory) {
+  NcclLogPlan plan;
+  auto given = [](const char* v) { return v != nullptr && *v != '\0'; };
+  if (given(debug) || given(debug_file)) {
+    plan.note = std::string("NCCL's log follows your ") +
+                (given(debug_file) ? "NCCL_DEBUG_FILE" : "NCCL_DEBUG=" + std::string(debug)) +
+                "; the transport is not read from it";
+    return plan;
+  }
+  plan.capture = true;
+  plan.set.emplace_back("NCCL_DEBUG", "INFO");
+  plan.set.emplace_back("NCCL_DEBUG_FILE", directory + "/nccl.%h.%p");
+  if (!given(subsys)) plan.set.emplace_back("NCCL_DEBUG_SUBSYS", "INIT,NET,ENV");
+  return plan;
+}
+
+std::vector<std::string> nccl_warn_lines(std::string_view text, std::size_t max_lines) {
+  std::vector<std::string> out;
+  while (!text.empty() && out.size() < max_lines) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (line.find(" NCCL WARN ") != std::string_view::npos) out.emplace_back(line);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+  }
+  return out;
+}
+
 std::string read_nccl_logs(const std::string& directory, const std::string& prefix,
                            std::size_t max_bytes) {
   std::string out;

@@ -43,6 +43,27 @@ bool socket_fallback(const TransportReport& report);
 // '#' lines for the text header: the transport, and a loud warning on a socket fallback.
 std::string render_transport_lines(const TransportReport& report);
 
+// What fabric-nccltest does with NCCL's log, decided from the user's own settings: NCCL
+// writes every line, WARN included, to NCCL_DEBUG_FILE when that is set, so capturing
+// INFO there would take the console log away from a user who asked for it. So:
+//   - the user set NCCL_DEBUG or NCCL_DEBUG_FILE: nothing is changed, their log is theirs,
+//     and the transport is not read (--require-rdma refuses to run: it cannot be checked);
+//   - the user set neither: NCCL's INFO log (INIT, NET and ENV, unless NCCL_DEBUG_SUBSYS
+//     says otherwise) goes to a private file, read back for the transport, and its WARN
+//     lines are relayed to stderr, so nothing NCCL warns about is lost.
+struct NcclLogPlan {
+  bool capture = false;
+  std::vector<std::pair<std::string, std::string>> set; // variables to set, when capturing
+  std::string note; // why the transport is not read, when not capturing
+};
+// `debug`, `debug_file`, `subsys`: NCCL_DEBUG, NCCL_DEBUG_FILE, NCCL_DEBUG_SUBSYS or nullptr;
+// `directory`: the private folder for the capture.
+NcclLogPlan plan_nccl_log(const char* debug, const char* debug_file, const char* subsys,
+                          const std::string& directory);
+
+// NCCL's WARN lines in a log, as NCCL wrote them, at most `max_lines`.
+std::vector<std::string> nccl_warn_lines(std::string_view text, std::size_t max_lines = 50);
+
 // Reads at most `max_bytes` of each file whose name starts with `prefix` in `directory`
 // (NCCL writes one file per process, "%h.%p" expanded).
 std::string read_nccl_logs(const std::string& directory, const std::string& prefix,

@@ -20,7 +20,7 @@ int headers_version() {
   return 0;
 }
 Availability probe() {
-  return {false, 0, "built without NCCL"};
+  return {false, 0, "built without NCCL", 0};
 }
 Result<DeviceFacts> describe_device(int) {
   return not_built();
@@ -31,8 +31,8 @@ Result<std::unique_ptr<Engine>> make_engine(Group&, const EngineSetup&) {
 int library_version() {
   return 0;
 }
-std::string capture_debug_log(const std::string&) {
-  return "";
+Result<void> pairs_supported() {
+  return not_built();
 }
 
 } // namespace fabric::nccltest::nccl

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 
 #include "common/units.h"
+#include "nccltest/nccl_log.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -68,7 +70,8 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "Capture the timed iterations in a CUDA graph and launch it this many times "
                  "(nccl backend; default 0)");
   app.add_option("-z,--blocking", raw.blocking,
-                 "1: wait for each operation before starting the next (default 0)");
+                 "1: wait for each operation to complete, then a barrier of all ranks, "
+                 "before the next (nccl-tests' -z; default 0)");
   app.add_option("-g,--ngpus", raw.ngpus, "GPUs per rank: only 1 (one rank per GPU)");
   app.add_option("-t,--nthreads", raw.nthreads, "Threads per rank: only 1");
   app.add_option("-T,--timeout", raw.timeout_s,
@@ -247,23 +250,19 @@ Result<void> validate_for_backend(Options& o, BackendKind b) {
     return usage("-G/--cudagraph",
                  std::to_string(o.graph_launches) + ": CUDA graphs need the nccl backend");
   }
+  if (b == BackendKind::kNccl && o.require_rdma &&
+      !plan_nccl_log(std::getenv("NCCL_DEBUG"), std::getenv("NCCL_DEBUG_FILE"), nullptr, "")
+           .capture) {
+    return usage("--require-rdma",
+                 "needs NCCL's transport from its INFO log, which fabric-nccltest reads only "
+                 "when NCCL_DEBUG and NCCL_DEBUG_FILE are unset (yours are left alone)")
+        .with_hint("unset NCCL_DEBUG and NCCL_DEBUG_FILE (NCCL's warnings are then relayed to "
+                   "stderr), or drop --require-rdma");
+  }
   if (b == BackendKind::kMpi && o.require_rdma) {
     return usage("--require-rdma", "reads NCCL's transport choice: it needs the nccl backend");
   }
   return Ok();
-}
-
-uint64_t bytes_per_rank(const Options& o, BackendKind b, int nranks) {
-  BufferBytes buffers = buffer_bytes(o.collective, o.sweep.max_bytes, nranks);
-  if (o.pairs) {
-    BufferBytes pair =
-        buffer_bytes(o.collective, o.pairs_bytes.value_or(o.sweep.max_bytes), nranks);
-    buffers.send = std::max(buffers.send, pair.send);
-    buffers.recv = std::max(buffers.recv, pair.recv);
-  }
-  uint64_t total = buffers.send + buffers.recv;
-  (void)b; // the nccl backend stages checks through bounded host chunks, not a full copy
-  return total;
 }
 
 Result<void> validate_for_world(const Options& o, BackendKind b, int nranks,
@@ -283,19 +282,6 @@ Result<void> validate_for_world(const Options& o, BackendKind b, int nranks,
                                           std::string(data_type_name(t)) +
                                           " elements in one MPI call, which counts in int");
       }
-    }
-  }
-  const uint64_t need = bytes_per_rank(o, b, nranks);
-  for (const NodeResources& node : nodes) {
-    if (!node.memory_bytes) continue;
-    if (need > *node.memory_bytes) {
-      std::string where = b == BackendKind::kNccl ? "GPU memory free" : "memory available per rank";
-      return usage("-e/--maxbytes", std::to_string(o.sweep.max_bytes) + " needs " +
-                                        units::format_size(need) + " of buffers per rank, but " +
-                                        node.host + " has " +
-                                        units::format_size(*node.memory_bytes) + " of " + where +
-                                        " (" + std::to_string(node.ranks) + " rank" +
-                                        (node.ranks == 1 ? "" : "s") + " there)");
     }
   }
   if (o.pairs && o.pairs_by == PairsBy::kHost && nodes.size() < 2) {

@@ -88,13 +88,9 @@ struct NodeResources {
                                         // (MemAvailable / ranks) or GPU (free memory)
 };
 
-// Checks that depend on the ranks: the root exists, MPI's int counts, every node has the
-// memory the buffers need, --pairs has two nodes, a threshold in percent has a ceiling.
+// Checks that depend on the ranks: the root exists, MPI's int counts, --pairs has two
+// nodes. (Memory is planned apart: memory_plan.h.)
 Result<void> validate_for_world(const Options& options, BackendKind backend, int nranks,
                                 const std::vector<NodeResources>& nodes);
-
-// Bytes one rank allocates for the run (send, receive, and on the nccl backend the host
-// staging of checks).
-uint64_t bytes_per_rank(const Options& options, BackendKind backend, int nranks);
 
 } // namespace fabric::nccltest

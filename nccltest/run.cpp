@@ -65,6 +65,8 @@ RunHeader make_header(const Session& s) {
         rounded_sizes(sweep_sizes(o.sweep), o.collective, t, s.size()), o.collective, t, s.size());
     if (!rounding.empty()) h.notes.push_back(rounding);
   }
+  if (!s.memory_note.empty()) h.notes.push_back(s.memory_note);
+  if (!s.nccl_log_note.empty()) h.notes.push_back(s.nccl_log_note);
   if (s.fault.any()) {
     h.notes.push_back("TEST-ONLY FAULT INJECTION IN FORCE (" + std::string(kFaultEnv) + "=" +
                       s.fault.text + "): these results are not measurements");
@@ -132,7 +134,8 @@ Result<int> measure(Session& s, LiveRecord& live) {
     live.record.rows.push_back(row);
   };
 
-  SweepContext context{o, *s.engine, *s.group, s.progress, s.fault, live.record.header.ranks};
+  SweepContext context{o,       *s.engine, *s.group, s.progress, s.fault, live.record.header.ranks,
+                       &s.abort};
   std::vector<SizeRow> rows;
   std::optional<PairsReport> pairs;
   for (DataType type : o.types) {
@@ -176,7 +179,8 @@ Result<int> measure(Session& s, LiveRecord& live) {
   return status;
 }
 
-void report_failure(const Session& s, const Error& e, bool shared) {
+void report_failure(Session& s, const Error& e, bool shared) {
+  relay_nccl_warnings(s); // NCCL's own words on what failed, before ours
   if (shared && s.rank() != 0) return;
   std::string program = kProgram;
   if (s.size() > 1 && !shared) program += ": rank " + std::to_string(s.rank());
@@ -230,6 +234,7 @@ int run_nccltest(Options options, Launch launch, FaultPlan fault, int* argc, cha
   }
   auto engine = open_engine(s);
   if (!engine.ok()) {
+    carry_out_abort(s);
     report_failure(s, engine.error(), false);
     const int status = exit_status_for(engine.error().code());
     if (s.size() > 1) s.group->abort(status, engine.error().message());
@@ -243,6 +248,7 @@ int run_nccltest(Options options, Launch launch, FaultPlan fault, int* argc, cha
 
   Result<int> measured = measure(s, live);
   if (!measured.ok()) {
+    carry_out_abort(s); // the error was the abort's: the watchdog's status, not the error's
     report_failure(s, measured.error(), false);
     const int status = exit_status_for(measured.error().code());
     if (s.size() > 1) s.group->abort(status, measured.error().message());
@@ -252,6 +258,7 @@ int run_nccltest(Options options, Launch launch, FaultPlan fault, int* argc, cha
   // Every rank ends with rank 0's verdict, so that mpirun's status is the run's.
   auto verdict = s.group->broadcast(std::to_string(*measured));
   if (s.monitor) s.monitor->stop();
+  carry_out_abort(s);
   if (!verdict.ok()) {
     report_failure(s, verdict.error(), false);
     return kExitSystem;

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -15,6 +16,7 @@
 #include "common/sysfs.h"
 #include "nccltest/gpu_map.h"
 #include "nccltest/line_rate.h"
+#include "nccltest/memory_plan.h"
 #include "nccltest/mpi_runtime.h"
 #include "nccltest/nccl_backend.h"
 #include "nccltest/placement.h"
@@ -40,11 +42,12 @@ struct LocalChoice {
   std::string gpu_reason; // what the GPU probe said, when it was asked
 };
 
-LocalChoice choose_locally(const Options& o) {
-  if (o.backend) return {*o.backend, "chosen with --backend", ""};
+Result<LocalChoice> choose_locally(const Options& o) {
+  if (o.backend) return LocalChoice{*o.backend, "chosen with --backend", ""};
   nccl::Availability gpu = nccl::probe();
-  return {gpu.usable ? BackendKind::kNccl : BackendKind::kMpi, "the default here: " + gpu.reason,
-          gpu.reason};
+  FABRIC_ASSIGN_OR_RETURN(BackendKind backend,
+                          default_backend(gpu.usable, gpu.driver_gpus, gpu.reason));
+  return LocalChoice{backend, "the default here: " + gpu.reason, gpu.reason};
 }
 
 Result<std::unique_ptr<Group>> open_group(Session& s, const LocalChoice& local, int* argc,
@@ -70,7 +73,7 @@ Result<std::unique_ptr<Group>> open_group(Session& s, const LocalChoice& local, 
 }
 
 // Everything a rank says about itself, its device chosen by its local rank.
-Result<RankFacts> describe_self(Session& s, int local_rank, int local_ranks) {
+Result<RankFacts> describe_self(Session& s, int local_rank) {
   RankFacts f;
   RankInfo& r = f.info;
   r.rank = s.rank();
@@ -84,8 +87,8 @@ Result<RankFacts> describe_self(Session& s, int local_rank, int local_ranks) {
       return Error(ErrorCode::kUnsupported, "the nccl backend", gpu.reason)
           .with_hint("run the mpi backend (--backend mpi) on nodes without a GPU");
     }
-    FABRIC_ASSIGN_OR_RETURN(r.device, device_for_rank(local_rank, local_ranks, gpu.device_count,
-                                                      std::getenv("NCCL_TESTS_DEVICE")));
+    FABRIC_ASSIGN_OR_RETURN(
+        r.device, device_for_rank(local_rank, gpu.device_count, std::getenv("NCCL_TESTS_DEVICE")));
     FABRIC_ASSIGN_OR_RETURN(nccl::DeviceFacts d, nccl::describe_device(r.device));
     r.device_name = d.name;
     r.pci_bus_id = d.pci_bus_id;
@@ -119,6 +122,25 @@ Result<void> agree(Session& s, const Result<void>& rank0_verdict) {
   return Error(ErrorCode::kInvalidArgument, "rank 0 refused the run", verdict);
 }
 
+// Every rank plans alike, from the same facts: the largest size that fits on every rank.
+Result<void> plan_sizes(Session& s) {
+  const NodeResources* tightest = nullptr;
+  std::vector<NodeResources> nodes = node_resources(s.ranks, s.backend);
+  for (const NodeResources& n : nodes) {
+    if (n.memory_bytes && (tightest == nullptr || *n.memory_bytes < *tightest->memory_bytes))
+      tightest = &n;
+  }
+  if (tightest == nullptr) return Ok();
+  const std::string where =
+      tightest->host + (s.backend == BackendKind::kNccl ? "'s GPU with the least memory free"
+                                                        : " (memory available per rank)");
+  FABRIC_ASSIGN_OR_RETURN(
+      MemoryPlan plan, plan_memory(s.options, s.backend, s.size(), tightest->memory_bytes, where));
+  s.options.sweep.max_bytes = plan.max_bytes;
+  s.memory_note = plan.note;
+  return Ok();
+}
+
 Result<void> world_checks(Session& s) {
   std::vector<NodeResources> nodes = node_resources(s.ranks, s.backend);
   FABRIC_TRY(validate_for_world(s.options, s.backend, s.size(), nodes));
@@ -148,6 +170,7 @@ void remove_nccl_logs(const std::string& dir) {
 
 Session::~Session() {
   if (monitor) monitor->stop();
+  relay_nccl_warnings(*this);
   if (!nccl_log_dir.empty()) remove_nccl_logs(nccl_log_dir);
   if (watchdog_plane.client) watchdog_plane.client->stop();
   if (watchdog_plane.server) watchdog_plane.server->stop();
@@ -167,7 +190,9 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
                           std::function<void(const HangReport&)> on_hang, bool& shared_error) {
   shared_error = false;
   const Options& o = s.options;
-  LocalChoice local = choose_locally(o);
+  auto chosen = choose_locally(o);
+  if (!chosen.ok()) return chosen.error(); // this rank's alone: it says so itself
+  const LocalChoice local = *chosen;
   if (s.launch.kind == LaunchKind::kRendezvous && local.backend == BackendKind::kMpi) {
     shared_error = true;
     return Error(ErrorCode::kInvalidArgument, "--backend mpi",
@@ -219,13 +244,10 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
 
   // Local ranks first (a rank's GPU depends on it), then every rank's description.
   FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> hosts, s.group->allgather(host_identity()));
-  int local_rank = 0, local_ranks = 0;
-  for (int r = 0; r < static_cast<int>(hosts.size()); ++r) {
-    if (hosts[r] != hosts[s.rank()]) continue;
-    if (r < s.rank()) ++local_rank;
-    ++local_ranks;
-  }
-  auto self = describe_self(s, local_rank, local_ranks);
+  int local_rank = 0;
+  for (int r = 0; r < s.rank(); ++r)
+    local_rank += hosts[r] == hosts[s.rank()] ? 1 : 0;
+  auto self = describe_self(s, local_rank);
   // A rank that cannot describe itself stops every rank, not only itself.
   std::string encoded = self.ok() ? encode_rank_facts(*self) : "";
   FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all, s.group->allgather(encoded));
@@ -239,6 +261,10 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
     s.ranks.push_back(std::move(f));
   }
   s.nodes = place_ranks(s.ranks);
+  if (auto planned = plan_sizes(s); !planned.ok()) {
+    shared_error = true;
+    return planned;
+  }
 
   Result<void> verdict = s.rank() == 0 ? world_checks(s) : Result<void>();
   if (auto agreed = agree(s, verdict); !agreed.ok()) {
@@ -280,39 +306,61 @@ Result<void> open_engine(Session& s) {
   } else {
     nccl::EngineSetup setup_options;
     setup_options.device = s.ranks[static_cast<std::size_t>(s.rank())].info.device;
-    // NCCL's INFO log, read back for the transport report (NCCL reads these variables
-    // when it first initialises, which is below).
+    // NCCL's INFO log, read back for the transport report, unless the user set NCCL's
+    // log up (nccl_log.h). NCCL reads these variables when it first initialises, below.
+    const char* debug = std::getenv("NCCL_DEBUG");
+    const char* debug_file = std::getenv("NCCL_DEBUG_FILE");
+    const char* subsys = std::getenv("NCCL_DEBUG_SUBSYS");
     char dir[] = "/tmp/fabric-nccltest.XXXXXX";
-    if (::mkdtemp(dir) != nullptr && !nccl::capture_debug_log(dir).empty()) {
+    NcclLogPlan plan = plan_nccl_log(debug, debug_file, subsys, "");
+    s.nccl_log_note = plan.note;
+    if (plan.capture && ::mkdtemp(dir) != nullptr) {
       s.nccl_log_dir = dir;
+      for (const auto& [name, value] : plan_nccl_log(debug, debug_file, subsys, dir).set)
+        ::setenv(name.c_str(), value.c_str(), 1);
     }
+    if (s.options.pairs) FABRIC_TRY(nccl::pairs_supported());
     FABRIC_ASSIGN_OR_RETURN(s.engine, nccl::make_engine(*s.group, setup_options));
     s.nccl_library = nccl::library_version();
   }
-  s.abort_target.store(s.engine.get());
-  const Options& o = s.options;
-  BufferBytes bytes = buffer_bytes(o.collective, o.sweep.max_bytes, s.size());
-  if (o.pairs) {
-    BufferBytes pair = buffer_bytes(o.collective, o.pairs_bytes.value_or(o.sweep.max_bytes), 2);
-    bytes.send = std::max(bytes.send, pair.send);
-    bytes.recv = std::max(bytes.recv, pair.recv);
-  }
+  s.engine->poll_aborts(&s.abort);
   // nccl-tests allocates both buffers at the larger size: in place, the receive buffer
-  // also holds the input (reduce_scatter's whole input).
-  const std::size_t each = std::max(bytes.send, bytes.recv);
+  // also holds the input (reduce_scatter's whole input). The size was planned to fit.
+  const std::size_t each = buffer_size(s.options, s.options.sweep.max_bytes, s.size());
   FABRIC_TRY(s.engine->allocate(each, each));
   s.progress.end(setup);
   return Ok();
 }
 
 [[noreturn]] void abort_run(Session& s, int exit_code, const std::string& reason) {
+  // The main thread polls many times a second where it waits; longer means it is blocked
+  // where it cannot (an MPI collective, NCCL's connection set-up).
+  constexpr std::chrono::milliseconds kOwnerGrace{3000};
+  // Once it took over, MPI_Abort or _exit follow at once; this only bounds a stuck one.
+  constexpr std::chrono::seconds kOwnerExit{10};
   std::fflush(stdout);
   if (s.rank() != 0) spdlog::error("rank {}: {}", s.rank(), reason);
   if (s.server) s.server->send_abort(exit_code, reason);
-  if (Engine* e = s.abort_target.load()) e->abort();
-  if (mpi::initialized()) mpi::abort_world(exit_code);
+  s.abort.post(exit_code, reason);
+  if (s.abort.wait_for_owner(kOwnerGrace)) std::this_thread::sleep_for(kOwnerExit);
   std::fflush(stdout);
-  ::_exit(exit_code);
+  ::_exit(s.abort.exit_code());
+}
+
+void relay_nccl_warnings(Session& s) {
+  if (s.nccl_log_dir.empty() || s.nccl_warnings_relayed.exchange(true)) return;
+  for (const std::string& line : nccl_warn_lines(read_nccl_logs(s.nccl_log_dir, "nccl.")))
+    std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+void carry_out_abort(Session& s) {
+  if (!s.abort.requested()) return;
+  s.abort.take_over();
+  relay_nccl_warnings(s);
+  std::fflush(stdout);
+  if (mpi::initialized()) mpi::abort_world(s.abort.exit_code());
+  ::_exit(s.abort.exit_code());
 }
 
 } // namespace fabric::nccltest

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nccltest/abort_request.h"
 #include "nccltest/engine.h"
 #include "nccltest/fault.h"
 #include "nccltest/group.h"
@@ -39,9 +40,12 @@ struct Session {
   std::vector<RankFacts> ranks;
   int nodes = 1;
   std::unique_ptr<Engine> engine;
-  std::atomic<Engine*> abort_target{nullptr}; // what an abort from another thread stops
-  std::string nccl_log_dir;                   // where NCCL's INFO log is captured
+  AbortRequest abort;        // posted by other threads, carried out by the main thread
+  std::string nccl_log_dir;  // where NCCL's INFO log is captured
+  std::string nccl_log_note; // why it is not, when the user set NCCL's log
+  std::atomic<bool> nccl_warnings_relayed{false};
   int nccl_library = 0;
+  std::string memory_note; // "Reducing maxBytes to ..." when the sizes were cut to fit
 
   ~Session();
   int rank() const { return group ? group->rank() : launch.rank; }
@@ -63,8 +67,18 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
 // The communicator and its buffers, inside the watchdog's "setup" phase.
 Result<void> open_engine(Session& s);
 
-// Ends the whole job from whatever thread: tells the other ranks, stops the engine where it
-// can (ncclCommAbort), and exits with `exit_code`.
+// Ends the whole job, from a thread other than the main one (the watchdog's monitor, the
+// control channel): tells the other ranks, posts the order for the main thread (which
+// aborts its communicator and ends the job), and ends the process itself if the main
+// thread has not taken the order over within a grace period.
 [[noreturn]] void abort_run(Session& s, int exit_code, const std::string& reason);
+
+// NCCL's WARN lines from the captured log, to stderr, once (the capture takes them off the
+// console: nccl_log.h).
+void relay_nccl_warnings(Session& s);
+
+// On the main thread, once an abort was posted: ends the job with the posted exit status
+// (MPI_Abort under mpirun). No-op when none was posted.
+void carry_out_abort(Session& s);
 
 } // namespace fabric::nccltest

@@ -67,7 +67,8 @@ Result<PlacementOutcome> measure_placement(SweepContext& c, const CollectiveCall
   FABRIC_TRY(fill(c.engine, call, 0));
   if (c.fault.stall_rank && *c.fault.stall_rank == c.group.rank() &&
       row_bytes >= c.fault.stall_from_bytes) {
-    stall_for_test(); // test-only fault: the watchdog is expected to end the run
+    stall_for_test(c.abort); // test-only fault: the watchdog is expected to end the run
+    return Error(ErrorCode::kSystem, "the stall fault", "ended without being aborted");
   }
   Beat beat = c.progress.begin("timed loop", coll, row_bytes, call.in_place);
   FABRIC_ASSIGN_OR_RETURN(double seconds, c.engine.timed_run(call, timing));

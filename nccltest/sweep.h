@@ -21,7 +21,8 @@ struct SweepContext {
   Group& group;
   Progress& progress;
   const FaultPlan& fault;
-  const std::vector<RankInfo>& ranks; // rank 0 names failing ranks with these
+  const std::vector<RankInfo>& ranks;  // rank 0 names failing ranks with these
+  const AbortRequest* abort = nullptr; // what the stall fault waits for
 };
 
 struct SweepResult {

@@ -95,7 +95,7 @@ std::string render_text_header(const RunHeader& h) {
                 h.step_factor > 1 ? "factor" : "bytes", h.warmup_iters, h.iters, h.agg_iters,
                 h.check_iters, h.graph_launches, 0);
   if (h.blocking == 1)
-    out += "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n";
+    out += "# Blocking Enabled: wait for completion and barrier after each collective \n";
   std::string nodes = format("%d rank%s on %d node%s", static_cast<int>(h.ranks.size()),
                              h.ranks.size() == 1 ? "" : "s", h.nodes, h.nodes == 1 ? "" : "s");
   std::string watchdog =

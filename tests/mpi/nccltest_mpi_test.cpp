@@ -141,6 +141,29 @@ TEST(NcclTestMpi, TheWatchdogNamesAStalledRankAndEndsTheRun) {
       << r.out;
   // The run ends within the timeout plus a bound (start-up, the 1K and 4K sizes, the abort).
   EXPECT_LT(r.seconds, timeout + 20) << r.out;
+  // The order is carried out by a main thread (MPI_THREAD_FUNNELED): the stalled rank's,
+  // which polls for it; rank 0's watchdog thread only posts it (its main thread is inside
+  // an MPI collective, waiting for rank 1).
+  EXPECT_NE(r.err.find("MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD"),
+            std::string::npos)
+      << r.err;
+}
+
+// -z 1 as nccl-tests: each operation waited for and followed by a barrier of every rank
+// (a rank that skipped one would leave the others in it: the run would not end).
+TEST(NcclTestMpi, BlockingBarriersAfterEachOperation) {
+  MpiRun r = mpirun(4, {"-b", "4K", "-e", "64K", "-f", "4", "-n", "3", "-m", "2", "-z", "1"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# Blocking Enabled: wait for completion and barrier after each "
+                       "collective \n"),
+            std::string::npos)
+      << r.out;
+  testing::ParsedRun parsed = testing::parse_fixed_13(r.out);
+  ASSERT_EQ(parsed.rows.size(), 3u) << r.out;
+  for (const auto& row : parsed.rows) {
+    EXPECT_EQ(row.oop_wrong, "0");
+    EXPECT_EQ(row.ip_wrong, "0");
+  }
 }
 
 TEST(NcclTestMpi, PairsNameAnInjectedSlowPair) {

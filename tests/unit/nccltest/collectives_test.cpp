@@ -127,5 +127,22 @@ TEST(Sizes, RoundingIsReportedAsNcclTestsRounds) {
   EXPECT_TRUE(rounded_sizes({1024}, Collective::kAllReduce, DataType::kFloat, 3).empty());
 }
 
+// Auto mode never measures host memory on a node whose GPUs it cannot use.
+TEST(Collectives, TheDefaultBackendRefusesAGpuNodeItCannotUse) {
+  EXPECT_EQ(*default_backend(true, 8, "8 CUDA devices visible"), BackendKind::kNccl);
+  EXPECT_EQ(*default_backend(false, 0, "no CUDA device (no NVIDIA driver)"), BackendKind::kMpi);
+  auto refused =
+      default_backend(false, 8,
+                      "8 GPU(s) on this node, but the NVIDIA driver supports CUDA 12.4, older than "
+                      "every CUDA runtime found (libcudart.so.13)");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(refused.error().message().find("the nccl backend cannot run: 8 GPU(s) on this node, "
+                                           "but the NVIDIA driver supports CUDA 12.4"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().hint().find("--backend mpi"), std::string::npos);
+}
+
 } // namespace
 } // namespace fabric::nccltest

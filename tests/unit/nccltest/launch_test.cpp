@@ -112,23 +112,43 @@ TEST(Launch, RankHintPicksWhoPrints) {
   EXPECT_EQ(rank_hint(env_of({{"RANK", "junk"}})), 0);
 }
 
-TEST(GpuMap, LocalRankPicksTheDevice) {
-  EXPECT_EQ(*device_for_rank(0, 8, 8, nullptr), 0);
-  EXPECT_EQ(*device_for_rank(5, 8, 8, nullptr), 5);
-  EXPECT_EQ(*device_for_rank(1, 4, 8, "4"), 5); // NCCL_TESTS_DEVICE as an offset
-  EXPECT_EQ(*device_for_rank(0, 1, 1, nullptr), 0);
-  // One GPU per pod: every rank sees its own device 0.
-  EXPECT_EQ(*device_for_rank(0, 1, 1, nullptr), 0);
-  auto shared = device_for_rank(1, 2, 1, nullptr);
-  ASSERT_FALSE(shared.ok());
-  EXPECT_NE(shared.error().message().find("2 ranks on this node but 1 CUDA device"),
-            std::string::npos);
-  auto too_many = device_for_rank(8, 9, 8, nullptr);
+// nccl-tests (src/common.cu, one thread, one GPU per process):
+//   cudaDev = (NCCL_TESTS_DEVICE set ? atoi(NCCL_TESTS_DEVICE) : localRank) + 0
+TEST(GpuMap, TheLocalRankPicksTheDeviceAsInNcclTests) {
+  EXPECT_EQ(*device_for_rank(0, 8, nullptr), 0);
+  EXPECT_EQ(*device_for_rank(5, 8, nullptr), 5);
+  EXPECT_EQ(*device_for_rank(0, 1, nullptr), 0);
+  EXPECT_EQ(*device_for_rank(3, 8, ""), 3); // set but empty: as unset
+}
+
+TEST(GpuMap, NcclTestsDeviceIsTheDeviceOfEveryRankNotAnOffset) {
+  EXPECT_EQ(*device_for_rank(1, 8, "4"), 4);
+  EXPECT_EQ(*device_for_rank(7, 8, "4"), 4);
+  // One GPU per rank (CUDA_VISIBLE_DEVICES per rank, pods sharing a host name): every
+  // local rank drives its own device 0.
+  for (int local_rank = 0; local_rank < 4; ++local_rank)
+    EXPECT_EQ(*device_for_rank(local_rank, 1, "0"), 0) << "local rank " << local_rank;
+}
+
+TEST(GpuMap, ADeviceBeyondTheVisibleOnesIsRefusedWithAdvice) {
+  auto single = device_for_rank(1, 1, nullptr);
+  ASSERT_FALSE(single.ok());
+  EXPECT_NE(single.error().message().find("local rank 1 uses device 1 (as nccl-tests does) but "
+                                          "only 1 CUDA device is visible"),
+            std::string::npos)
+      << single.error().message();
+  EXPECT_NE(single.error().hint().find("NCCL_TESTS_DEVICE=0"), std::string::npos);
+  auto too_many = device_for_rank(8, 8, nullptr);
   ASSERT_FALSE(too_many.ok());
-  EXPECT_NE(too_many.error().message().find("local rank 8 needs device 8 but only 8"),
-            std::string::npos);
-  EXPECT_FALSE(device_for_rank(0, 1, 0, nullptr).ok());
-  EXPECT_FALSE(device_for_rank(0, 1, 8, "x").ok());
+  EXPECT_NE(too_many.error().hint().find("at most one rank per visible GPU"), std::string::npos);
+  auto named = device_for_rank(0, 2, "2");
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.error().message().find("names device 2 but only 2 CUDA devices are visible"),
+            std::string::npos)
+      << named.error().message();
+  EXPECT_FALSE(device_for_rank(0, 0, nullptr).ok());
+  EXPECT_FALSE(device_for_rank(0, 8, "x").ok());
+  EXPECT_FALSE(device_for_rank(0, 8, "-1").ok());
 }
 
 TEST(Fault, PlansParseAndRefuseGarbage) {

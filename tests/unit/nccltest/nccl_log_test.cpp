@@ -63,5 +63,45 @@ TEST(NcclLog, NothingCapturedSaysUnknown) {
   EXPECT_EQ(render_transport_lines(r), "# Transport: unknown (no NCCL INFO log was captured)\n");
 }
 
+// The user's NCCL log settings are never overridden; only when they set none is NCCL's INFO
+// log captured (and its warnings relayed).
+TEST(NcclLogPlan, AUsersNcclDebugIsLeftAlone) {
+  NcclLogPlan warn = plan_nccl_log("WARN", nullptr, nullptr, "/tmp/x");
+  EXPECT_FALSE(warn.capture);
+  EXPECT_TRUE(warn.set.empty());
+  EXPECT_EQ(warn.note,
+            "NCCL's log follows your NCCL_DEBUG=WARN; the transport is not read from it");
+  NcclLogPlan info = plan_nccl_log("INFO", nullptr, nullptr, "/tmp/x");
+  EXPECT_FALSE(info.capture); // INFO on the console, as asked
+  NcclLogPlan file = plan_nccl_log(nullptr, "/var/log/nccl.%h.%p", nullptr, "/tmp/x");
+  EXPECT_FALSE(file.capture);
+  EXPECT_NE(file.note.find("NCCL_DEBUG_FILE"), std::string::npos);
+}
+
+TEST(NcclLogPlan, NothingSetIsCapturedToThePrivateFolder) {
+  using Vars = std::vector<std::pair<std::string, std::string>>;
+  NcclLogPlan plan = plan_nccl_log(nullptr, nullptr, nullptr, "/tmp/fabric-nccltest.abc");
+  EXPECT_TRUE(plan.capture);
+  EXPECT_EQ(plan.set, (Vars{{"NCCL_DEBUG", "INFO"},
+                            {"NCCL_DEBUG_FILE", "/tmp/fabric-nccltest.abc/nccl.%h.%p"},
+                            {"NCCL_DEBUG_SUBSYS", "INIT,NET,ENV"}}));
+  // Empty values count as unset; the user's subsystems are kept.
+  NcclLogPlan subsys = plan_nccl_log("", "", "INIT,COLL", "/d");
+  EXPECT_TRUE(subsys.capture);
+  EXPECT_EQ(subsys.set, (Vars{{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_FILE", "/d/nccl.%h.%p"}}));
+}
+
+TEST(NcclLogPlan, WarnLinesAreFoundForRelaying) {
+  const std::string log = "node1:1:1 [0] NCCL INFO Bootstrap : Using eth0\n"
+                          "node1:1:2 [0] NCCL WARN NET/IB : Got async event : port error\n"
+                          "node1:1:1 [0] NCCL INFO Using network IB\n"
+                          "node1:1:3 [0] NCCL WARN Call to ibv_modify_qp failed";
+  EXPECT_EQ(
+      nccl_warn_lines(log),
+      (std::vector<std::string>{"node1:1:2 [0] NCCL WARN NET/IB : Got async event : port error",
+                                "node1:1:3 [0] NCCL WARN Call to ibv_modify_qp failed"}));
+  EXPECT_EQ(nccl_warn_lines(log, 1).size(), 1u);
+}
+
 } // namespace
 } // namespace fabric::nccltest

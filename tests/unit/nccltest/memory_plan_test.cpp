@@ -1,0 +1,86 @@
+// Memory planning before any rank allocates: what a run's buffers take, and the largest
+// size reduced to fit as nccl-tests does ("Reducing maxBytes to ...") or a refusal.
+#include "nccltest/memory_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace fabric::nccltest {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+Options run_of(Collective c, std::size_t min_bytes, std::size_t max_bytes) {
+  Options o;
+  o.collective = c;
+  o.sweep.min_bytes = min_bytes;
+  o.sweep.max_bytes = max_bytes;
+  return o;
+}
+
+TEST(MemoryPlan, TwoBuffersOfTheLargerSizeAsNcclTestsAllocates) {
+  // all_gather's receive buffer holds every rank's part: -e is its size.
+  Options o = run_of(Collective::kAllGather, 8, 8 * kGiB);
+  EXPECT_EQ(buffer_size(o, o.sweep.max_bytes, 8), 8 * kGiB);
+  EXPECT_EQ(buffer_bytes_per_rank(o, o.sweep.max_bytes, 8), 16 * kGiB);
+  // all_reduce: send and receive both -e.
+  Options r = run_of(Collective::kAllReduce, 8, kGiB);
+  EXPECT_EQ(buffer_bytes_per_rank(r, r.sweep.max_bytes, 4), 2 * kGiB);
+}
+
+TEST(MemoryPlan, PairsAllocateASecondSetForThePairsCommunicator) {
+  Options o = run_of(Collective::kAllReduce, 8, kGiB);
+  o.pairs = true;
+  EXPECT_EQ(buffer_bytes_per_rank(o, o.sweep.max_bytes, 8), 4 * kGiB);
+  // --pairs-bytes larger than -e sizes both sets.
+  o.pairs_bytes = 2 * kGiB;
+  EXPECT_EQ(buffer_bytes_per_rank(o, o.sweep.max_bytes, 8), 8 * kGiB);
+}
+
+TEST(MemoryPlan, ARunThatFitsIsLeftAlone) {
+  Options o = run_of(Collective::kAllReduce, 8, kGiB);
+  auto plan = plan_memory(o, BackendKind::kNccl, 8, 80 * kGiB, "node-a's GPU");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->max_bytes, kGiB);
+  EXPECT_EQ(plan->note, "");
+  // Unknown memory: nothing to plan with.
+  auto unknown = plan_memory(run_of(Collective::kAllReduce, 8, 64 * kGiB), BackendKind::kNccl, 8,
+                             std::nullopt, "");
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->max_bytes, 64 * kGiB);
+}
+
+TEST(MemoryPlan, TheLargestSizeIsReducedToWhatFitsBesideNcclsReserve) {
+  // 80 GiB free, 1 GiB kept for NCCL: two all-reduce buffers of at most 39.5 GiB.
+  Options o = run_of(Collective::kAllReduce, 8, 64 * kGiB);
+  auto plan = plan_memory(o, BackendKind::kNccl, 8, 80 * kGiB, "node-a's GPU");
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  const uint64_t expected = (80 * kGiB - kNcclReserveBytes) / 2;
+  EXPECT_EQ(plan->max_bytes, expected);
+  EXPECT_EQ(plan->note,
+            "Reducing maxBytes to " + std::to_string(expected) + " due to memory limitation");
+  EXPECT_LE(buffer_bytes_per_rank(o, plan->max_bytes, 8) + kNcclReserveBytes, 80 * kGiB);
+  EXPECT_GT(buffer_bytes_per_rank(o, plan->max_bytes + 2, 8) + kNcclReserveBytes, 80 * kGiB);
+}
+
+TEST(MemoryPlan, HostMemoryKeepsNoNcclReserve) {
+  Options o = run_of(Collective::kAllReduce, 8, kGiB);
+  auto plan = plan_memory(o, BackendKind::kMpi, 4, 512 * kMiB, "node-a");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->max_bytes, 256 * kMiB);
+}
+
+TEST(MemoryPlan, ASmallestSizeThatCannotFitIsRefusedWithTheFigures) {
+  Options o = run_of(Collective::kAllReduce, kGiB, 4 * kGiB);
+  auto plan = plan_memory(o, BackendKind::kNccl, 8, 2 * kGiB, "node-b's GPU with the least free");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(plan.error().message().find("1073741824 needs 2 GiB of buffers per rank and 1 GiB "
+                                        "kept for NCCL's own use, but node-b's GPU with the "
+                                        "least free has 2 GiB"),
+            std::string::npos)
+      << plan.error().message();
+}
+
+} // namespace
+} // namespace fabric::nccltest
