@@ -18,4 +18,64 @@ std::string_view trim(std::string_view text) {
   return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s`, 0 when there is none.
+std::size_t utf8_sequence_length(std::string_view s) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = byte(0);
+  if (c < 0x80) return 1;
+  std::size_t length;
+  unsigned char low = 0x80, high = 0xbf; // the range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) {
+    length = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    length = 3;
+    if (c == 0xe0) low = 0xa0;  // overlong
+    if (c == 0xed) high = 0x9f; // surrogates
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    length = 4;
+    if (c == 0xf0) low = 0x90;  // overlong
+    if (c == 0xf4) high = 0x8f; // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+  }
+  return length;
+}
+
+} // namespace
+
+bool is_valid_utf8(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t n = utf8_sequence_length(text);
+    if (n == 0) return false;
+    text.remove_prefix(n);
+  }
+  return true;
+}
+
+std::string escape_invalid_utf8(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    std::size_t n = utf8_sequence_length(text);
+    if (n > 0) {
+      out.append(text.substr(0, n));
+    } else {
+      const auto c = static_cast<unsigned char>(text[0]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      n = 1;
+    }
+    text.remove_prefix(n);
+  }
+  return out;
+}
+
 } // namespace fabric

@@ -14,4 +14,12 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // Without leading and trailing ASCII whitespace (space, tab, CR, LF, VT, FF).
 std::string_view trim(std::string_view text);
 
+// Whether `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code
+// points above U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
+// `text` with every byte that is not part of a well-formed UTF-8 sequence written as the
+// four characters \xNN: what a JSON or log writer emits for bytes it cannot carry.
+std::string escape_invalid_utf8(std::string_view text);
+
 } // namespace fabric

@@ -14,6 +14,7 @@ namespace {
 using namespace yaml;
 
 constexpr Range kThreads{"thread count", 2, 256};
+constexpr Range kConnections{"connection count", 1, 65536};
 constexpr Range kSeries{"series budget", 1, 10000000};
 constexpr Range kFiles{"file count", 1, 100000};
 constexpr Range kPods{"pod count", 1, 100000};
@@ -94,13 +95,18 @@ Result<Section> open_collector(const Field& f, const std::vector<std::string_vie
 }
 
 Result<void> parse_http(const Field& f, HttpOptions& out) {
-  FABRIC_ASSIGN_OR_RETURN(Section s, open_section(f, {"listen", "threads", "request_timeout"}));
+  FABRIC_ASSIGN_OR_RETURN(Section s,
+                          open_section(f, {"listen", "threads", "request_timeout",
+                                           "max_connections", "max_connections_per_address"}));
   if (const Field* listen = get(s, "listen")) {
     FABRIC_ASSIGN_OR_RETURN(out.listen, read_text(*listen));
-    auto spec = civetweb_listen_spec(out.listen);
+    auto spec = parse_listen_address(out.listen);
     if (!spec.ok()) return invalid(*listen, spec.error().detail());
   }
   FABRIC_TRY(read_number_into(s, "threads", kThreads, out.threads));
+  FABRIC_TRY(read_number_into(s, "max_connections", kConnections, out.max_connections));
+  FABRIC_TRY(read_number_into(s, "max_connections_per_address", kConnections,
+                              out.max_connections_per_address));
   return read_duration_into(s, "request_timeout", out.request_timeout);
 }
 

@@ -29,9 +29,9 @@ struct NetdevCollectorConfig : CollectorConfig {
 };
 
 struct TextfileConfig : CollectorConfig {
-  std::string directory;             // empty: the collector is off
-  std::chrono::seconds max_age{300}; // older files are stale and not served
-  uint64_t max_file_size = 4 << 20;  // bytes
+  std::string directory;            // empty: the collector is off
+  std::chrono::seconds max_age{0};  // 0: served however old; else older files are dropped
+  uint64_t max_file_size = 4 << 20; // bytes
   std::size_t max_files = 1000;
 };
 

@@ -1,37 +1,39 @@
-// The HTTP side: prometheus-cpp's Exposer (civetweb) serves /metrics, /healthz and a small
-// index page.
+// The HTTP side: /metrics, /healthz and a small index page, over HTTP/1.1 on one event
+// loop (epoll) and a few workers.
 //
-// prometheus-cpp 1.0.1's own /metrics handler is not used: it answers with
-// "Content-Type: text/plain; charset=utf-8" (no format version), adds exposer_* families
-// outside the fabric_ namespace, and collects under one lock per request. Requests are
-// answered from civetweb's begin_request hook instead, in text format 0.0.4
-// (exposition.h) with its Content-Type; 1.0.1 has no OpenMetrics serializer, and
-// Prometheus takes 0.0.4 when it asked for OpenMetrics and got text. Concurrent scrapes
-// share one collection: a request that arrives while one runs waits for it and gets its
-// result.
+// Why not a thread per connection (civetweb, which prometheus-cpp's Exposer uses): a client
+// that connects and sends nothing, or one header byte a second, holds its thread until the
+// request timeout, and a few hundred such clients stopped every scrape. Here one thread
+// reads every connection without blocking; a request head must arrive whole within
+// `request_timeout` of the connection (or of the previous response), within
+// kMaxRequestHeadBytes; each address holds at most `max_connections_per_address`
+// connections and the server `max_connections`, more are answered 503 and closed at once;
+// a request with a body is refused before any of it is read. Workers only see complete
+// /metrics requests, and responses are written by the event loop, so a client that does
+// not read its response holds memory (a shared exposition), not a worker.
 //
-// civetweb gives each connection a worker thread while it reads the request; a client
-// that connects and sends nothing holds one worker until request_timeout, so `threads`
-// bounds how many such clients can be absorbed without delaying real scrapes.
+// /metrics is text format 0.0.4 (exposition.h) with its Content-Type; Prometheus takes it
+// when it asked for OpenMetrics. Concurrent scrapes share one collection: a request that
+// arrives while one runs waits for it and gets its result.
 #pragma once
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <prometheus/metric_family.h>
 
+#include "common/fd.h"
 #include "common/result.h"
-
-namespace prometheus {
-class Exposer;
-}
-struct mg_connection;
-struct mg_context;
 
 namespace fabric::exporters {
 
@@ -40,13 +42,20 @@ inline constexpr const char* kTextContentType = "text/plain; version=0.0.4; char
 
 struct HttpOptions {
   std::string listen = ":" + std::to_string(kDefaultPort); // ADDR:PORT, [ADDR]:PORT or :PORT
-  unsigned threads = 8;
-  std::chrono::milliseconds request_timeout{10000};
+  unsigned threads = 8; // workers that collect and compress; reading and writing is the loop's
+  std::chrono::milliseconds request_timeout{10000}; // for a whole request head to arrive
+  unsigned max_connections = 1024;
+  unsigned max_connections_per_address = 32;
 };
 
-// "0.0.0.0:9100" -> "0.0.0.0:9100", ":9100" -> "9100" (every IPv4 address),
-// "[::1]:9100" -> "[::1]:9100": civetweb's listening_ports syntax. Errors name the value.
-Result<std::string> civetweb_listen_spec(const std::string& listen);
+struct ListenAddress {
+  sockaddr_storage address{};
+  socklen_t length = 0;
+};
+
+// "0.0.0.0:9100", ":9100" (every IPv4 address), "[::1]:9100". Names are not resolved.
+// Errors name the value.
+Result<ListenAddress> parse_listen_address(const std::string& listen);
 
 // One serialized exposition, shared by the requests that asked for it at the same time.
 struct Exposition {
@@ -80,19 +89,23 @@ public:
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // The ports it listens on (the real one when the option asked for port 0).
-  std::vector<int> ports() const;
+  // The port it listens on (the real one when the option asked for port 0).
+  std::vector<int> ports() const { return {port_}; }
 
-  // The civetweb hook; public for the C callback, not for callers.
-  int handle(mg_connection* conn);
-  void bind_context(const mg_context* context) { context_ = context; }
+  struct Job;
+  struct Loop;
 
 private:
-  explicit HttpServer(SharedScrape::Collect collect);
+  HttpServer(const HttpOptions& options, SharedScrape::Collect collect);
+  void work();
 
+  HttpOptions options_;
   SharedScrape scrape_;
-  const mg_context* context_ = nullptr;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  UniqueFd listen_fd_;
+  int port_ = 0;
+  std::unique_ptr<Loop> loop_;
+  std::thread loop_thread_;
+  std::vector<std::thread> workers_;
 };
 
 } // namespace fabric::exporters

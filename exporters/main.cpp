@@ -34,14 +34,14 @@ fabric::Result<fabric::exporters::Config> load(const Options& o) {
     FABRIC_ASSIGN_OR_RETURN(config, load_config(o.config_path));
   }
   if (!o.listen.empty()) {
-    FABRIC_TRY(civetweb_listen_spec(o.listen));
+    FABRIC_TRY(parse_listen_address(o.listen));
     config.http.listen = o.listen;
   }
   return config;
 }
 
 // SIGHUP reloads, SIGINT and SIGTERM stop. The signals are blocked in every thread (the
-// mask is inherited by civetweb's and the collectors') and taken here with sigwait.
+// mask is inherited by the HTTP server's threads and the collectors') and taken here with sigwait.
 int serve(fabric::exporters::Exporter& exporter, const Options& o, const sigset_t& signals) {
   using namespace fabric::exporters;
   auto server = HttpServer::start(exporter.config().http, [&] { return exporter.scrape(); });

@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "common/strings.h"
+
 namespace fabric::exporters {
 namespace {
 
@@ -33,30 +35,6 @@ struct FamilyBuild {
 
 Error bad(std::size_t line, std::string what) {
   return Error(ErrorCode::kDecode, "line " + std::to_string(line), std::move(what));
-}
-
-bool valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra;
-    if (c < 0x80) {
-      extra = 0;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      extra = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      extra = 2;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      extra = 3;
-    } else {
-      return false;
-    }
-    if (extra > s.size() - i - 1) return false;
-    for (std::size_t k = 1; k <= extra; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += extra + 1;
-  }
-  return true;
 }
 
 std::optional<MetricType> parse_type(std::string_view word) {
@@ -169,7 +147,8 @@ Result<Labels> parse_labels(std::string_view& s, std::size_t line, const Textfil
         return bad(line, std::string("invalid escape \\") + e + " in label " + std::string(name));
     }
     if (!closed) return bad(line, "label " + std::string(name) + "'s value has no closing quote");
-    if (!valid_utf8(value)) return bad(line, "label " + std::string(name) + " is not valid UTF-8");
+    if (!is_valid_utf8(value))
+      return bad(line, "label " + std::string(name) + " is not valid UTF-8");
     for (const auto& l : labels) {
       if (l.name == name) return bad(line, "label " + std::string(name) + " is given twice");
     }
@@ -318,6 +297,18 @@ Result<MetricFamily> build_family(FamilyBuild& f) {
 
 } // namespace
 
+std::size_t count_sample_lines(std::string_view text) {
+  std::size_t count = 0;
+  while (!text.empty()) {
+    const std::size_t newline = text.find('\n');
+    std::string_view line = text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    skip_blanks(line);
+    if (!line.empty() && line.front() != '#' && line != "\r") ++count;
+  }
+  return count;
+}
+
 bool valid_metric_name(std::string_view name) {
   if (name.empty()) return false;
   auto first = static_cast<unsigned char>(name[0]);
@@ -360,7 +351,7 @@ Result<std::vector<MetricFamily>> parse_exposition(std::string_view text,
     return nullptr;
   };
 
-  if (!valid_utf8(text)) return Error(ErrorCode::kDecode, "textfile", "not valid UTF-8");
+  if (!is_valid_utf8(text)) return Error(ErrorCode::kDecode, "textfile", "not valid UTF-8");
   std::size_t line_number = 0;
   while (!text.empty()) {
     ++line_number;

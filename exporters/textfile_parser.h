@@ -27,6 +27,10 @@ struct TextfileLimits {
 Result<std::vector<prometheus::MetricFamily>> parse_exposition(std::string_view text,
                                                                const TextfileLimits& limits = {});
 
+// The sample lines of `text` (neither blank nor comments), counted without parsing: what a
+// file would cost, known before it costs it.
+std::size_t count_sample_lines(std::string_view text);
+
 bool valid_metric_name(std::string_view name);
 bool valid_label_name(std::string_view name);
 

@@ -14,9 +14,17 @@
 
 namespace fabric::exporters::testing {
 
-Result<int> connect_idle(int port) {
+Result<int> connect_idle(int port, const std::string& source) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Error::from_errno(errno, "socket");
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  if (::inet_pton(AF_INET, source.c_str(), &local.sin_addr) != 1 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Error::from_errno(err, "bind", source);
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -30,8 +38,9 @@ Result<int> connect_idle(int port) {
 }
 
 Result<HttpResponse> http_get(int port, const std::string& path, const std::string& extra_headers,
-                              int timeout_seconds, const std::string& method) {
-  FABRIC_ASSIGN_OR_RETURN(int raw, connect_idle(port));
+                              int timeout_seconds, const std::string& method,
+                              const std::string& source) {
+  FABRIC_ASSIGN_OR_RETURN(int raw, connect_idle(port, source));
   UniqueFd fd(raw);
   timeval tv{timeout_seconds, 0};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

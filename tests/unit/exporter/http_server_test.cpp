@@ -1,5 +1,6 @@
 // The HTTP side on loopback: content types, gzip, /healthz and /, concurrent scrapes that
 // share one collection, and a client that connects and sends nothing.
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ std::vector<prometheus::MetricFamily> one_family(double value) {
   return {f};
 }
 
-// One server for the tests that do not need their own: stopping civetweb takes a while.
+// One server for the tests that do not need their own.
 class HttpServerTest : public ::testing::Test {
 protected:
   static std::unique_ptr<HttpServer> start(unsigned threads) {
@@ -103,8 +104,10 @@ TEST_F(HttpServerTest, AHundredConcurrentScrapesAllSucceed) {
   std::atomic<int> ok{0};
   std::vector<std::thread> clients;
   for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back([&] {
-      auto r = http_get(port_, "/metrics", "Accept-Encoding: gzip");
+    // From four addresses: one address may hold max_connections_per_address (32).
+    clients.emplace_back([&, i] {
+      auto r = http_get(port_, "/metrics", "Accept-Encoding: gzip", 30, "GET",
+                        "127.0.0." + std::to_string(2 + i % 4));
       if (r.ok() && r->status == 200 && r->headers["content-encoding"] == "gzip") ++ok;
     });
   }
@@ -130,15 +133,21 @@ TEST_F(HttpServerTest, AClientThatSendsNothingDoesNotBlockOthers) {
   ::close(*idle);
 }
 
-TEST(HttpListen, AddressesInCivetwebSyntaxWithClearErrors) {
-  EXPECT_EQ(*civetweb_listen_spec(":10900"), "10900");
-  EXPECT_EQ(*civetweb_listen_spec("0.0.0.0:9100"), "0.0.0.0:9100");
-  EXPECT_EQ(*civetweb_listen_spec("[::1]:9100"), "[::1]:9100");
-  auto bad = civetweb_listen_spec("localhost:9100");
+TEST(HttpListen, AddressesWithClearErrors) {
+  auto any = parse_listen_address(":10900");
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(any->address.ss_family, AF_INET);
+  EXPECT_EQ(reinterpret_cast<const sockaddr_in&>(any->address).sin_addr.s_addr, INADDR_ANY);
+  EXPECT_EQ(ntohs(reinterpret_cast<const sockaddr_in&>(any->address).sin_port), 10900);
+  auto v6 = parse_listen_address("[::1]:9100");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->address.ss_family, AF_INET6);
+  auto bad = parse_listen_address("localhost:9100");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_FALSE(civetweb_listen_spec("127.0.0.1").ok());
-  EXPECT_FALSE(civetweb_listen_spec("127.0.0.1:70000").ok());
+  EXPECT_FALSE(parse_listen_address("127.0.0.1").ok());
+  EXPECT_FALSE(parse_listen_address("127.0.0.1:70000").ok());
+  EXPECT_FALSE(parse_listen_address("[::1:9100").ok());
 }
 
 TEST(HttpListen, APortInUseIsAClearError) {

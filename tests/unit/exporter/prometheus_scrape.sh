@@ -41,6 +41,16 @@ cat >"$WORK/textfile/nccltest.prom" <<'PROM'
 # TYPE fabric_nccltest_busbw_bytes_per_second gauge
 fabric_nccltest_busbw_bytes_per_second{op="allreduce",size="1073741824"} 1.875e+10
 PROM
+# Hostile textfiles: the exporter's own families, a built-in one, and a file from the
+# future. Each is refused whole and counted; the scrape stays one promtool accepts.
+cat >"$WORK/textfile/forged_self.prom" <<'PROM'
+fabric_exporter_collector_success{collector="rdma"} 1
+fabric_exporter_config_last_reload_successful 1
+fabric_textfile_files_skipped{reason="malformed"} 9
+PROM
+echo 'fabric_nccl_processes 7' >"$WORK/textfile/forged_builtin.prom"
+echo 'fabric_from_the_future 1' >"$WORK/textfile/future.prom"
+touch -d '+1 day' "$WORK/textfile/future.prom"
 cat >"$WORK/exporter.yaml" <<YAML
 sysfs_root: $DATA/sysfs/mlx5
 collectors:
@@ -63,6 +73,17 @@ if promtool check metrics <"$WORK/scrape.txt" >"$WORK/promtool.txt" 2>&1; then
   pass "promtool check metrics: a full scrape is clean ($(grep -c '^fabric_' "$WORK/scrape.txt") series)"
 else
   fail "promtool check metrics: $(cat "$WORK/promtool.txt")"
+fi
+for line in 'fabric_textfile_files_skipped{reason="conflict"} 2' \
+  'fabric_textfile_files_skipped{reason="future_mtime"} 1'; do
+  if grep -qxF "$line" "$WORK/scrape.txt"; then
+    pass "hostile textfiles refused and counted: $line"
+  else
+    fail "hostile textfiles: no '$line' in the scrape"
+  fi
+done
+if grep -q '^fabric_from_the_future\|^fabric_nccl_processes' "$WORK/scrape.txt"; then
+  fail "a refused textfile's series was served"
 fi
 
 # Prometheus on a port of its own; another process may take the one we pick, so retry.

@@ -124,6 +124,7 @@ protected:
   void write(const std::string& name, const std::string& text) {
     ASSERT_TRUE(write_file_atomic(dir_ + "/" + name, text).ok());
   }
+  // Moves the file's mtime `seconds` into the past (negative: into the future).
   void age(const std::string& name, int seconds) {
     struct stat st {};
     ASSERT_EQ(::stat((dir_ + "/" + name).c_str(), &st), 0);
@@ -134,6 +135,10 @@ protected:
                          uint64_t max_size = 4096) {
     TextfileCollector collector({dir_, std::chrono::seconds(300), max_size, 1000});
     return testing::collect(collector, max_series);
+  }
+  // A collector as configured by default: no max_age.
+  TextfileCollector collector(uint64_t max_size = 4096) {
+    return TextfileCollector({dir_, std::chrono::seconds(0), max_size, 1000});
   }
   double skipped(const testing::Collected& c, const std::string& reason) {
     return value(c.families, "fabric_textfile_files_skipped", {{"reason", reason}}).value_or(-1);
@@ -185,11 +190,102 @@ TEST_F(TextfileDirectory, StaleLargeAndClashingFilesAreSkipped) {
 
 TEST_F(TextfileDirectory, AFileOverTheSeriesBudgetIsLeftOutWhole) {
   write("a.prom", "m{i=\"1\"} 1\nm{i=\"2\"} 2\n");
-  write("b.prom", "n{i=\"1\"} 1\nn{i=\"2\"} 2\nn{i=\"3\"} 3\n");
-  auto c = run(4);
+  write("b.prom", "n{i=\"1\"} 1\nn{i=\"2\"} 2\nn{i=\"3\"} 3\nn{i=\"4\"} 4\n");
+  // 15: the collector's own series (8 reasons, 2 files) and 5 for the files.
+  auto c = run(15);
   EXPECT_EQ(testing::series_count(c.families, "m"), 2u);
   EXPECT_EQ(testing::find_family(c.families, "n"), nullptr);
-  EXPECT_GE(c.dropped, 3u);
+  EXPECT_GE(c.dropped, 4u);
+  EXPECT_EQ(skipped(c, "series_budget"), 1);
+}
+
+TEST_F(TextfileDirectory, OldFilesAreServedWithTheirAgeAsNodeExporterDoes) {
+  write("nccltest.prom", kNcclTest);
+  age("nccltest.prom", 86400);
+  auto textfiles = collector();
+  auto c = testing::collect(textfiles);
+  EXPECT_EQ(value(c.families, "fabric_nccltest_runs_total", {}), 3);
+  auto mtime = value(c.families, "fabric_textfile_mtime_seconds", {{"file", "nccltest.prom"}});
+  ASSERT_TRUE(mtime);
+  EXPECT_LT(*mtime, static_cast<double>(std::time(nullptr) - 86000));
+  EXPECT_EQ(skipped(c, "stale"), 0);
+}
+
+TEST_F(TextfileDirectory, AFileFromTheFutureIsRefusedUnlessWithinAMinute) {
+  write("ahead.prom", "fabric_from_the_future 1\n");
+  age("ahead.prom", -3600);
+  write("skewed.prom", "fabric_skewed 1\n");
+  age("skewed.prom", -30);
+  auto textfiles = collector();
+  auto c = testing::collect(textfiles);
+  EXPECT_EQ(skipped(c, "future_mtime"), 1);
+  EXPECT_EQ(testing::find_family(c.families, "fabric_from_the_future"), nullptr);
+  EXPECT_EQ(value(c.families, "fabric_skewed", {}), 1);
+  auto mtime = value(c.families, "fabric_textfile_mtime_seconds", {{"file", "skewed.prom"}});
+  ASSERT_TRUE(mtime);
+  EXPECT_LE(*mtime, static_cast<double>(std::time(nullptr) + 1)) << "served as now, not ahead";
+}
+
+TEST_F(TextfileDirectory, TheExportersOwnFamiliesCannotBeWrittenByAFile) {
+  write("a.prom", "fabric_exporter_collector_success{collector=\"rdma\"} 1\n");
+  write("b.prom", "fabric_exporter_config_last_reload_successful 1\n");
+  write("c.prom", "fabric_nccl_processes 7\n");
+  write("d.prom", "fabric_textfile_files_skipped{reason=\"conflict\"} 0\n");
+  write("e.prom", "# TYPE fabric_rdma histogram\nfabric_rdma_bucket{le=\"+Inf\"} 1\n"
+                  "fabric_rdma_sum 1\nfabric_rdma_count 1\n");
+  write("f.prom", "fabric_nccltest_runs_total 2\n");
+  auto c = run();
+  EXPECT_EQ(skipped(c, "conflict"), 5);
+  EXPECT_EQ(value(c.families, "fabric_nccltest_runs_total", {}), 2) << "not a reserved prefix";
+  EXPECT_EQ(testing::find_family(c.families, "fabric_exporter_collector_success"), nullptr);
+  EXPECT_EQ(testing::find_family(c.families, "fabric_nccl_processes"), nullptr);
+  EXPECT_EQ(testing::series_count(c.families, "fabric_textfile_files_skipped"), 8u)
+      << "one series per reason, none from the file";
+  ASSERT_FALSE(c.messages.empty());
+  EXPECT_NE(c.messages[0].find("a.prom: fabric_exporter_collector_success is under a prefix"),
+            std::string::npos)
+      << c.messages[0];
+}
+
+TEST_F(TextfileDirectory, AScrapeReadsABoundedAmountAndLaterOnesCatchUp) {
+  for (int i = 0; i < 6; ++i) {
+    write("f" + std::to_string(i) + ".prom", "fabric_padding{i=\"" + std::to_string(i) +
+                                                 "\",text=\"" + std::string(3900, 'x') + "\"} 1\n");
+  }
+  auto textfiles = collector(4096);
+  // Four files' worth of max_file_size a scrape: the first reads four and defers two.
+  auto first = testing::collect(textfiles);
+  EXPECT_EQ(skipped(first, "too_large"), 2);
+  EXPECT_EQ(testing::series_count(first.families, "fabric_padding"), 4u);
+  // Unchanged files are not read again, so the next scrape reaches the other two.
+  auto second = testing::collect(textfiles);
+  EXPECT_EQ(skipped(second, "too_large"), 0);
+  EXPECT_EQ(testing::series_count(second.families, "fabric_padding"), 6u);
+}
+
+TEST_F(TextfileDirectory, AFileIsCountedBeforeItIsParsed) {
+  std::string big;
+  for (int i = 0; i < 2000; ++i)
+    big += "fabric_many{i=\"" + std::to_string(i) + "\"} 1\n";
+  write("big.prom", big);
+  write("small.prom", "fabric_few 1\n");
+  auto c = run(100, 1 << 20);
+  EXPECT_EQ(skipped(c, "series_budget"), 1);
+  EXPECT_EQ(testing::find_family(c.families, "fabric_many"), nullptr);
+  EXPECT_EQ(value(c.families, "fabric_few", {}), 1);
+  EXPECT_EQ(count_sample_lines("# HELP x y\n\n  \t\nx 1\r\n x{a=\"#\"} 2\n#x 3\n"), 2u);
+}
+
+TEST_F(TextfileDirectory, AChangedFileIsReadAgain) {
+  write("a.prom", "fabric_version 1\n");
+  auto textfiles = collector();
+  EXPECT_EQ(value(testing::collect(textfiles).families, "fabric_version", {}), 1);
+  write("a.prom", "fabric_version 2\n");
+  EXPECT_EQ(value(testing::collect(textfiles).families, "fabric_version", {}), 2);
+  write("a.prom", "fabric_version{ 3\n");
+  auto broken = testing::collect(textfiles);
+  EXPECT_EQ(skipped(broken, "malformed"), 1);
+  EXPECT_EQ(skipped(testing::collect(textfiles), "malformed"), 1) << "still reported";
 }
 
 TEST_F(TextfileDirectory, AMissingDirectoryFailsTheCollector) {
