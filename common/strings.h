@@ -14,4 +14,8 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // Without leading and trailing ASCII whitespace (space, tab, CR, LF, VT, FF).
 std::string_view trim(std::string_view text);
 
+// The candidate a typo of `word` most likely meant: the closest by edit distance, when at
+// most a third of the word's letters (at least one) differ; empty when none is that close.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
 } // namespace fabric
