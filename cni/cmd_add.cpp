@@ -106,6 +106,13 @@ Result<AddPlan> plan_add(Invocation& inv, ParentDevice parent, const StateStore&
                      " has no RDMA device, so no RoCE GID can appear")
         .with_hint("name a RoCE netdev, or set gidCheck to \"warn\" or \"off\"");
   }
+  if (conf.mode == Mode::kShared && conf.gid_check == GidCheck::kWarn &&
+      plan.parent.rdma_device.empty()) {
+    // As the README says: "warn" logs what "require" would have refused, and goes on.
+    spdlog::warn("gidCheck \"warn\": the parent {} has no RDMA device, so no RoCE GID can "
+                 "appear; the pod gets an interface without RDMA",
+                 plan.parent.netdev);
+  }
   if (conf.mode == Mode::kExclusive && !plan.parent.rdma_device.empty()) {
     FABRIC_ASSIGN_OR_RETURN(auto mode, rdma::get_netns_mode());
     if (mode != rdma::NetnsMode::kExclusive) {

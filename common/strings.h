@@ -22,4 +22,8 @@ bool is_valid_utf8(std::string_view text);
 // four characters \xNN: what a JSON or log writer emits for bytes it cannot carry.
 std::string escape_invalid_utf8(std::string_view text);
 
+// The candidate a typo of `word` most likely meant: the closest by edit distance, when at
+// most a third of the word's letters (at least one) differ; empty when none is that close.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
 } // namespace fabric

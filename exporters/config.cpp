@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/atomic_file.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "common/yaml_fields.h"
 
@@ -239,6 +240,9 @@ Result<void> parse_accounting(const Field& f, AccountingConfig& out) {
   return Ok();
 }
 
+// Every section is parsed even after one failed, so that a file with three mistakes is
+// fixed in one round: the errors come back together, one per section at most (within a
+// section, the first).
 Result<Config> parse_document(const YAML::Node& root) {
   Config config = default_config();
   if (root.IsNull()) return config; // an empty file: the defaults
@@ -247,34 +251,54 @@ Result<Config> parse_document(const YAML::Node& root) {
     return invalid(top, "must be a map of sections (http, collectors), not " + describe(root));
   top.path.clear();
   FABRIC_ASSIGN_OR_RETURN(Section s, open_section(top, {"http", "sysfs_root", "collectors"}));
-  if (const Field* http = get(s, "http")) FABRIC_TRY(parse_http(*http, config.http));
-  FABRIC_TRY(read_path_into(s, "sysfs_root", config.sysfs_root));
+  std::vector<Error> errors;
+  auto note = [&errors](Result<void> done) {
+    if (!done.ok()) errors.push_back(std::move(done).error());
+  };
+  if (const Field* http = get(s, "http")) note(parse_http(*http, config.http));
+  note(read_path_into(s, "sysfs_root", config.sysfs_root));
   if (const Field* collectors = get(s, "collectors")) {
-    FABRIC_ASSIGN_OR_RETURN(Section c, open_section(*collectors, {"rdma", "pfc", "dcb", "textfile",
-                                                                  "nccl", "accounting"}));
-    if (const Field* f = get(c, "rdma")) FABRIC_TRY(parse_rdma(*f, config.rdma));
-    if (const Field* f = get(c, "pfc")) FABRIC_TRY(parse_netdev_collector(*f, config.pfc));
-    if (const Field* f = get(c, "dcb")) FABRIC_TRY(parse_netdev_collector(*f, config.dcb));
-    if (const Field* f = get(c, "textfile")) {
-      config.textfile.enabled = true; // a section that is there means "on" unless it says
-      FABRIC_TRY(parse_textfile(*f, config.textfile));
-      if (config.textfile.enabled && config.textfile.directory.empty())
-        return invalid(*f, "textfile needs a directory (or enabled: false)");
+    auto c = open_section(*collectors, {"rdma", "pfc", "dcb", "textfile", "nccl", "accounting"});
+    if (!c.ok()) {
+      errors.push_back(std::move(c).error());
+      c = Section();
     }
-    if (const Field* f = get(c, "nccl")) {
-      config.nccl.enabled = true; // a section that is there means "on" unless it says
-      FABRIC_TRY(parse_nccl(*f, config.nccl));
-      if (config.nccl.enabled && config.nccl.directory.empty())
-        return invalid(*f, "nccl needs a directory (or enabled: false)");
-    }
-    if (const Field* f = get(c, "accounting")) {
-      config.accounting.enabled = true; // a section that is there means "on" unless it says
-      FABRIC_TRY(parse_accounting(*f, config.accounting));
-      if (config.accounting.enabled && config.accounting.classes.empty())
-        return invalid(*f, "accounting needs classes (or enabled: false)");
-    }
+    if (const Field* f = get(*c, "rdma")) note(parse_rdma(*f, config.rdma));
+    if (const Field* f = get(*c, "pfc")) note(parse_netdev_collector(*f, config.pfc));
+    if (const Field* f = get(*c, "dcb")) note(parse_netdev_collector(*f, config.dcb));
+    // A section that is there means "on" unless it says otherwise, and then needs what it
+    // reads from.
+    auto switched = [&](const char* key, bool& enabled, auto read_section, auto lacking,
+                        const char* lacking_what) {
+      const Field* f = get(*c, key);
+      if (f == nullptr) return;
+      enabled = true;
+      Result<void> parsed = read_section(*f);
+      if (parsed.ok() && enabled && lacking()) parsed = invalid(*f, lacking_what);
+      note(std::move(parsed));
+    };
+    switched(
+        "textfile", config.textfile.enabled,
+        [&](const Field& f) { return parse_textfile(f, config.textfile); },
+        [&] { return config.textfile.directory.empty(); },
+        "textfile needs a directory (or enabled: false)");
+    switched(
+        "nccl", config.nccl.enabled, [&](const Field& f) { return parse_nccl(f, config.nccl); },
+        [&] { return config.nccl.directory.empty(); },
+        "nccl needs a directory (or enabled: false)");
+    switched(
+        "accounting", config.accounting.enabled,
+        [&](const Field& f) { return parse_accounting(f, config.accounting); },
+        [&] { return config.accounting.classes.empty(); },
+        "accounting needs classes (or enabled: false)");
   }
-  return config;
+  if (errors.empty()) return config;
+  if (errors.size() == 1) return std::move(errors.front());
+  std::vector<std::string> messages;
+  for (const auto& e : errors)
+    messages.push_back(e.message());
+  return Error(ErrorCode::kInvalidConfig, "",
+               std::to_string(errors.size()) + " errors:\n  " + join(messages, "\n  "));
 }
 
 } // namespace

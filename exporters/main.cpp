@@ -40,15 +40,26 @@ fabric::Result<fabric::exporters::Config> load(const Options& o) {
   return config;
 }
 
+// "127.0.0.1:0" bound to 43017 -> "127.0.0.1:43017"; ":10900" -> "0.0.0.0:10900" (every
+// IPv4 address); "[::1]:0" -> "[::1]:43017".
+std::string listening_address(const std::string& listen, int port) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.empty()) host = "0.0.0.0";
+  return host + ":" + std::to_string(port);
+}
+
 // SIGHUP reloads, SIGINT and SIGTERM stop. The signals are blocked in every thread (the
 // mask is inherited by the HTTP server's threads and the collectors') and taken here with sigwait.
 int serve(fabric::exporters::Exporter& exporter, const Options& o, const sigset_t& signals) {
   using namespace fabric::exporters;
   auto server = HttpServer::start(exporter.config().http, [&] { return exporter.scrape(); });
   if (!server.ok()) return fabric::cli::fail(kProgram, server.error());
+  // Said whatever the log level, as node_exporter does, with the port really bound: with
+  // port 0 it is the only way to learn it.
   auto ports = (*server)->ports();
-  spdlog::info("listening on {} (port {})", exporter.config().http.listen,
-               ports.empty() ? 0 : ports.front());
+  std::fprintf(
+      stderr, "%s: listening on %s\n", kProgram,
+      listening_address(exporter.config().http.listen, ports.empty() ? 0 : ports.front()).c_str());
   while (true) {
     int signal = 0;
     if (sigwait(&signals, &signal) != 0) continue;
@@ -95,7 +106,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   auto config = load(o);
-  if (!config.ok()) return fabric::cli::fail(kProgram, config.error());
+  if (!config.ok()) {
+    // Whatever kept it from loading (a missing file included), a configuration that cannot
+    // be used at start is a usage error: exit 1, as documented.
+    fabric::cli::fail(kProgram, config.error());
+    return fabric::kExitUsage;
+  }
   if (o.check_config) {
     std::printf("%s: configuration is valid\n",
                 o.config_path.empty() ? "defaults" : o.config_path.c_str());

@@ -163,11 +163,19 @@ private:
     for (const auto& name : *names) {
       auto data = port_data_counter(name);
       const bool error_counter = is_port_error_counter(name);
-      if (!data && !error_counter) continue;
+      const bool wait = name == "port_xmit_wait";
+      if (!data && !error_counter && !wait) continue;
       auto value = number("counters/" + name);
       if (!value) continue;
       if (data) {
         add_data(*data, *value);
+      } else if (wait) {
+        // RoCE back-pressure: the port had data to send and PFC (or credits) held it.
+        sink_
+            .counter("fabric_rdma_port_transmit_wait_total",
+                     "Ticks during which the port had data to send but sent none (IBTA "
+                     "PortXmitWait, counters/port_xmit_wait): PFC pauses on RoCE.")
+            .add(labels_, static_cast<double>(*value));
       } else {
         sink_
             .counter("fabric_rdma_port_errors_total",
@@ -202,6 +210,22 @@ private:
   std::string dir_;
   Labels labels_;
 };
+
+// node_exporter's node_infiniband_info, with the same labels: which firmware runs where.
+// A file the driver does not provide (rxe has no board_id) is an empty label.
+void read_device_info(const SysfsReader& sysfs, MetricSink& sink, const std::string& device) {
+  Labels labels{{kDeviceLabel, device}};
+  for (const auto& [label, file] :
+       {std::pair{"board_id", "board_id"}, std::pair{"firmware_version", "fw_ver"},
+        std::pair{"hca_type", "hca_type"}}) {
+    auto value = sysfs.read_optional("class/infiniband/" + device + "/" + file);
+    if (!value.ok()) sink.error(value.error().message());
+    labels.push_back({label, value.ok() && *value ? **value : std::string()});
+  }
+  sink.gauge("fabric_rdma_device_info",
+             "An RDMA device: board id, firmware version and HCA type from sysfs (value 1).")
+      .add(std::move(labels), 1);
+}
 
 } // namespace
 
@@ -243,6 +267,7 @@ Result<void> RdmaCollector::collect(MetricSink& sink) {
     FABRIC_ASSIGN_OR_RETURN(devices, rdma::list_sysfs_devices(sysfs_));
   }
   for (const auto& device : devices) {
+    read_device_info(sysfs_, sink, device);
     auto ports = sysfs_.list("class/infiniband/" + device + "/ports");
     if (!ports.ok()) {
       sink.error(ports.error().message());

@@ -111,6 +111,10 @@ constexpr HwName kHw[] = {
       "(mlx5 implied_nak_seq_err)."}},
     {"duplicate_request", {kDup, kDupHelp}},
     {"dup_reqs", {kDup, kDupHelp}},
+    {"rnr_nak_retry_err",
+     {"fabric_rdma_rnr_nak_retry_errors_total",
+      "Requests that exhausted their RNR NAK retries: the responder had no receive buffer "
+      "posted (mlx5 rnr_nak_retry_err)."}},
 };
 
 template <typename Table> auto find(const Table& table, std::string_view file) {

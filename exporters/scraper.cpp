@@ -59,8 +59,13 @@ std::vector<prometheus::MetricFamily> Scraper::scrape() {
     for (const auto& message : outcome->messages)
       spdlog::debug("collector {}: {}", name, message);
     if (outcome->errors > 0 && !outcome->messages.empty()) {
-      spdlog::info("collector {}: {} error(s), first: {}", name, outcome->errors,
-                   outcome->messages.front());
+      // The cause is what an operator needs, at the level the exporter logs by default.
+      const std::string& first = outcome->messages.front();
+      const auto level = first == e.warned ? spdlog::level::debug : spdlog::level::warn;
+      spdlog::log(level, "collector {}: {} error(s), first: {}", name, outcome->errors, first);
+      e.warned = first;
+    } else if (outcome->errors == 0) {
+      e.warned.clear();
     }
     for (auto& family : outcome->families) {
       // Two collectors exporting one family would make the exposition invalid; the first

@@ -44,6 +44,9 @@ private:
     double errors = 0;
     double timeouts = 0;
     double dropped = 0;
+    // The first error of the last scrape that had one, warned about once: a counter that
+    // reads N/A on every scrape is one warning, and a new cause is another.
+    std::string warned;
   };
   void append_self_metrics(std::vector<prometheus::MetricFamily>& out,
                            const std::vector<double>& durations,

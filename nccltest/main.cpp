@@ -68,6 +68,11 @@ int main(int argc, char** argv) {
     if (!quiet) return cli::fail(kProgram, options.error());
     return exit_status_for(options.error().code());
   }
+  if (!quiet) {
+    if (auto writable = check_output_paths(*options); !writable.ok()) {
+      return cli::fail(kProgram, writable.error());
+    }
+  }
   auto launch = detect_launch(env, mpi::built());
   if (!launch.ok()) {
     if (!quiet) return cli::fail(kProgram, launch.error());

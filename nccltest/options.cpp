@@ -1,6 +1,10 @@
 #include "nccltest/options.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -123,7 +127,20 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   o.sweep.step_factor = factor;
   // --pairs measures one size (-e, or --pairs-size): -b's default must not be in the way.
   if (raw.pairs) o.sweep.min_bytes = std::min(o.sweep.min_bytes, o.sweep.max_bytes);
-  FABRIC_TRY(validate_sweep(o.sweep));
+  if (auto swept = validate_sweep(o.sweep); !swept.ok()) {
+    // Too many steps of the default -i from a large -e: -i is not what the user typed.
+    const RawOptions defaults;
+    if (swept.error().operation() == "-i/--stepbytes" && raw.step_bytes == defaults.step_bytes &&
+        raw.step_factor == defaults.step_factor) {
+      const std::string& detail = swept.error().detail();
+      const auto makes = detail.find("makes");
+      return usage("-e/--maxbytes",
+                   "'" + raw.max_bytes + "' in steps of 1 MiB (-i's default) " +
+                       (makes == std::string::npos ? detail : detail.substr(makes)) +
+                       "; give -f 2 to double the size at each step");
+    }
+    return std::move(swept).error();
+  }
 
   auto in_range = [](int v, int lo, int hi, const char* option) -> Result<void> {
     if (v < lo || v > hi) {
@@ -219,6 +236,16 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   if (!o.pairs && (o.pairs_bytes || o.pairs_heatmap || raw.pairs_by != "host")) {
     return usage("--pairs-size/--pairs-heatmap/--pairs-by", "only mean something with --pairs");
   }
+  // A pairs run measures pairs at one size, no sweep: a busbw plot would be empty and a
+  // Prometheus file would carry an average of 0 beside success 1.
+  if (o.pairs && o.plot_path) {
+    return usage("--plot", "draws a size sweep, and --pairs runs none; --pairs-heatmap draws "
+                           "the pairs, -J keeps every pair's result");
+  }
+  if (o.pairs && o.prom_path) {
+    return usage("--prom", "has no series for pair results, and --pairs measures no sweep; "
+                           "-J keeps every pair's result");
+  }
   if (o.pairs && o.sweep.max_bytes == 0 && !o.pairs_bytes) {
     return usage("--pairs", "-e/--maxbytes 0 measures nothing; give -e or --pairs-size");
   }
@@ -291,6 +318,34 @@ Result<void> validate_for_world(const Options& o, BackendKind b, int nranks,
   }
   if (o.pairs && o.pairs_by == PairsBy::kRank && nranks < 2) {
     return usage("--pairs", "needs two ranks or more");
+  }
+  return Ok();
+}
+
+Result<void> check_output_paths(const Options& o) {
+  const std::pair<const char*, const std::optional<std::string>*> outputs[] = {
+      {"-J/--output_file", &o.json_path},
+      {"--prom", &o.prom_path},
+      {"--plot", &o.plot_path},
+      {"--pairs-heatmap", &o.pairs_heatmap},
+  };
+  for (const auto& [option, path] : outputs) {
+    if (!*path) continue;
+    // write_file_atomic() writes a temporary file beside the target and renames it: the
+    // folder must exist and take new files, and the target must not be a folder.
+    std::string dir = path->value().substr(0, path->value().rfind('/') + 1);
+    if (dir.empty()) dir = ".";
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return usage(option, **path + ": no folder " + dir + " to write it in");
+    }
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      return Error::from_errno(errno, "access", std::string(option) + " " + **path)
+          .with_hint("this user cannot create files in " + dir);
+    }
+    if (::stat(path->value().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return usage(option, **path + " is a folder, not a file");
+    }
   }
   return Ok();
 }

@@ -76,6 +76,11 @@ void add_options(CLI::App& app, RawOptions& raw);
 // Converts and checks what needs no other fact.
 Result<Options> validate_options(const RawOptions& raw, std::vector<std::string> args);
 
+// That every output file (-J, --prom, --plot, --pairs-heatmap) can be written: its folder
+// exists and takes new files, and it is not a folder. Rank 0, which writes them, calls
+// this before any rank allocates, so a typo costs nothing instead of a whole sweep.
+Result<void> check_output_paths(const Options& options);
+
 // What the chosen backend can run: a type or an operation it lacks names both; -G needs
 // NCCL. Expands "-d all" and "-o all" to what the backend has.
 Result<void> validate_for_backend(Options& options, BackendKind backend);

@@ -1,6 +1,7 @@
 // busbw against message size as a standalone SVG: a log-2 size axis, a linear bandwidth
-// axis from 0, one line per (type, op, placement), a tooltip per point, and the line-rate
-// ceiling as a dashed line when the run has one. Readable in any browser.
+// axis from 0 scaled to the data, one line per (type, op, placement), a tooltip per point,
+// and the line-rate ceiling as a dashed line when the run has one that fits the scale (else
+// named above the plot). Readable in any browser.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@ namespace {
 
 constexpr double kWidth = 900, kHeight = 520;
 constexpr double kLeft = 90, kRight = 200, kTop = 50, kBottom = 70;
+constexpr double kCeilingInRange = 2; // the line rate is drawn when at most this x the data
 
 // A coordinate with `decimals` decimals.
 std::string fmt(double a, int decimals = 1) {
@@ -70,15 +72,23 @@ std::string render_busbw_plot(const RunRecord& r) {
     first = false;
   }
   const auto& ceiling = r.footer.line_rate.ceiling_gbytes;
+  // The axis is scaled to the data: a line rate ten times the measured busbw would leave
+  // the curve flat on the axis. The ceiling joins the range when it is within twice the
+  // data, and is otherwise named in a corner as above the scale.
+  const bool ceiling_in_range = ceiling && (max_bw <= 0 || *ceiling <= kCeilingInRange * max_bw);
   // A round step for the bandwidth axis (1, 2, 2.5 or 5 times a power of ten), about five
   // of them, and the top at a whole step above the highest value.
-  const double highest = std::max(max_bw, ceiling.value_or(0));
+  const double highest = ceiling_in_range ? std::max(max_bw, *ceiling) : max_bw;
   double step_bw = 1;
   if (highest > 0) {
     const double raw = highest / 5;
     const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
     const double residual = raw / magnitude;
-    step_bw = magnitude * (residual <= 1 ? 1 : residual <= 2 ? 2 : residual <= 2.5 ? 2.5 : residual <= 5 ? 5 : 10);
+    step_bw = magnitude * (residual <= 1     ? 1
+                           : residual <= 2   ? 2
+                           : residual <= 2.5 ? 2.5
+                           : residual <= 5   ? 5
+                                             : 10);
   }
   const int steps = highest > 0 ? static_cast<int>(std::floor(highest / step_bw)) + 1 : 5;
   const double top = step_bw * steps;
@@ -124,7 +134,14 @@ std::string render_busbw_plot(const RunRecord& r) {
        "\" text-anchor=\"middle\">message size (log scale)</text>\n";
   s += "<text transform=\"translate(16," + fmt(kTop + ph / 2) +
        ") rotate(-90)\" text-anchor=\"middle\">busbw (GB/s)</text>\n";
-  if (ceiling) {
+  if (ceiling && !ceiling_in_range) {
+    s += "<text x=\"" + fmt(kLeft + pw) + "\" y=\"" + fmt(kTop - 8) +
+         "\" text-anchor=\"end\" fill=\"#c00\">" +
+         escape("line rate " + fixed_g(*ceiling) + " GB/s, above this scale (" +
+                r.footer.line_rate.basis + ")") +
+         "</text>\n";
+  }
+  if (ceiling_in_range) {
     double y = y_of(*ceiling);
     s += "<line x1=\"" + fmt(kLeft) + "\" y1=\"" + fmt(y) + "\" x2=\"" + fmt(kLeft + pw) +
          "\" y2=\"" + fmt(y) +

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "common/build_info.h"
+
 namespace fabric::nccltest {
 namespace {
 
@@ -83,11 +85,21 @@ std::string render_device_line(const RankInfo& r) {
                 r.pid, r.host.c_str(), r.device, r.pci_bus_id.c_str(), info.c_str());
 }
 
+std::string nccl_version_text(int code) {
+  // NCCL_VERSION_CODE since 2.9: major * 10000 + minor * 100 + patch.
+  return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." +
+         std::to_string(code % 100);
+}
+
 std::string render_text_header(const RunHeader& h) {
   std::string out;
   if (h.json_path) out += "# Writing JSON output to " + *h.json_path + "\n";
-  out += format("# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", kNcclTestsVersion,
-                h.nccl_headers, h.nccl_library);
+  // What ran, so that a pasted output is never taken for nccl-tests on the NCCL it was only
+  // compiled against; the parsers in the field read the rows and the footer, not this line.
+  out += "# fabric-nccltest " + std::string(build_info().version) + " (nccl-tests " +
+         kNcclTestsVersion + " output), backend " + h.backend + ", NCCL library " +
+         (h.nccl_library > 0 ? nccl_version_text(h.nccl_library) : "none") +
+         (h.nccl_headers > 0 ? " (headers " + nccl_version_text(h.nccl_headers) + ")" : "") + "\n";
   out += "# Collective test starting: " + h.program + "\n";
   out += format("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d "
                 "iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
@@ -148,8 +160,8 @@ std::string render_text_footer(const RunFooter& f, const std::string& program) {
                 verdict.c_str());
   if (f.line_rate.ceiling_gbytes) {
     double ceiling = *f.line_rate.ceiling_gbytes;
-    out += format("# %-20s : %s GB/s busbw (%s); avg busbw is %s %% of it\n",
-                  "Line-rate ceiling", fixed_g(ceiling).c_str(), f.line_rate.basis.c_str(),
+    out += format("# %-20s : %s GB/s busbw (%s); avg busbw is %s %% of it\n", "Line-rate ceiling",
+                  fixed_g(ceiling).c_str(), f.line_rate.basis.c_str(),
                   fixed_g(ceiling > 0 ? 100.0 * f.avg_busbw / ceiling : 0).c_str());
   } else {
     out += format("# %-20s : none (%s)\n", "Line-rate ceiling", f.line_rate.basis.c_str());

@@ -17,6 +17,8 @@ namespace fabric::nccltest {
 
 // From the version line to the units line under the column headers.
 std::string render_text_header(const RunHeader& header);
+// 22809 (NCCL_VERSION_CODE, ncclGetVersion()) -> "2.28.9".
+std::string nccl_version_text(int code);
 // "#  Rank  0 Group  0 Pid  12345 on      node1 device  0 [0000:07:00] NVIDIA H100 ..."
 std::string render_device_line(const RankInfo& rank);
 // One result row, newline-terminated.

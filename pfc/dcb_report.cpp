@@ -160,4 +160,19 @@ std::string render_state_json(const std::string& dev, const DcbState& state, boo
   return w.str();
 }
 
+std::string render_error_json(const std::string& dev, const Error& error) {
+  json::Writer w(true);
+  w.begin_object()
+      .field("schema_version", json::kSchemaVersion)
+      .field("device", dev)
+      .field("error", error.message());
+  w.key("hint");
+  if (error.hint().empty())
+    w.null();
+  else
+    w.value(error.hint());
+  w.end_object();
+  return w.str();
+}
+
 } // namespace fabric::pfc

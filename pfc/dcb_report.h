@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/error.h"
 #include "pfc/dcb_config.h"
 
 namespace fabric::pfc {
@@ -22,5 +23,9 @@ std::string render_state_text(const std::string& dev, const DcbState& state);
 // Attributes the device does not report are null.
 // `pretty` false gives one line (for `watch --json`).
 std::string render_state_json(const std::string& dev, const DcbState& state, bool pretty = true);
+
+// `show --json` when the device could not be read: {"schema_version": 1, "device",
+// "error", "hint"}, the same members as a failed device of plan/apply/verify --json.
+std::string render_error_json(const std::string& dev, const Error& error);
 
 } // namespace fabric::pfc

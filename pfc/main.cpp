@@ -60,9 +60,15 @@ int run_profile(fabric::pfc::ProfileCommand command, const ProfileOptions& o) {
   if (!profile.ok()) return fabric::cli::fail(kProgram, profile.error());
   std::vector<std::string> devs = o.devs.empty() ? profile->devices : o.devs;
   if (devs.empty()) {
-    return fabric::cli::fail(kProgram,
-                             fabric::Error(fabric::ErrorCode::kInvalidArgument, "DEV",
-                                           "name a device, or list devices: in " + o.profile));
+    return fabric::cli::fail(
+        kProgram,
+        fabric::Error(fabric::ErrorCode::kInvalidArgument, "DEV", o.profile + " names no device")
+            .with_hint(std::string("name them after the profile (fabric-pfc ") +
+                       (command == ProfileCommand::kPlan    ? "plan"
+                        : command == ProfileCommand::kApply ? "apply"
+                                                            : "verify") +
+                       " -p " + o.profile +
+                       " eth0 eth1), or add a line 'devices: [eth0, eth1]' to " + o.profile));
   }
   auto device = make_netlink_dcb_device();
   HostKnobs knobs(o.root);
@@ -87,6 +93,9 @@ int run_set(const SetOptions& o) {
     return fabric::cli::fail(kProgram, fabric::Error(fabric::ErrorCode::kInvalidArgument, "set",
                                                      "nothing to change (see set --help)"));
   }
+  if (auto checked = check_set_request(o.request); !checked.ok()) {
+    return fabric::cli::fail(kProgram, checked.error());
+  }
   auto device = make_netlink_dcb_device();
   auto current = device->read(o.dev);
   if (!current.ok()) return fabric::cli::fail(kProgram, current.error());
@@ -104,7 +113,11 @@ int run_set(const SetOptions& o) {
 int run_show(const ShowOptions& o) {
   auto device = fabric::pfc::make_netlink_dcb_device();
   auto state = device->read(o.dev);
-  if (!state.ok()) return fabric::cli::fail(kProgram, state.error());
+  if (!state.ok()) {
+    // As plan --json does: a script reading stdout gets a document saying what failed.
+    if (o.json) std::fputs(fabric::pfc::render_error_json(o.dev, state.error()).c_str(), stdout);
+    return fabric::cli::fail(kProgram, state.error());
+  }
   std::string out = o.json ? fabric::pfc::render_state_json(o.dev, *state)
                            : fabric::pfc::render_state_text(o.dev, *state);
   std::fputs(out.c_str(), stdout);
@@ -117,6 +130,16 @@ int run_watch(const WatchOptions& o) {
     return fabric::cli::fail(
         kProgram,
         fabric::Error::from_errno(ENODEV, "watch").with_context("no network device " + o.dev));
+  }
+  // Nor can a device without DCB: its driver never sends a DCB notification.
+  if (!o.dev.empty()) {
+    auto device = fabric::pfc::make_netlink_dcb_device();
+    if (auto state = device->read(o.dev);
+        !state.ok() && state.error().code() == fabric::ErrorCode::kUnsupported) {
+      return fabric::cli::fail(
+          kProgram, std::move(state).error().with_context("no DCB change can come from " + o.dev +
+                                                          ", so nothing to watch"));
+    }
   }
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);

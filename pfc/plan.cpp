@@ -260,6 +260,32 @@ std::vector<std::string> attributes_named_by(const DesiredConfig& d) {
   return out;
 }
 
+std::vector<DesiredValue> desired_values(const DesiredConfig& d) {
+  std::vector<DesiredValue> out;
+  auto indexed = [](const auto& a) { return format::indexed(a); };
+  auto number = [](auto v) { return std::to_string(v); };
+  auto add = [&out](const char* attribute, const auto& field, auto render) {
+    if (field) out.push_back({attribute, render(*field)});
+  };
+  add("pfc.prio_pfc", d.pfc_en, format::prio_bits);
+  add("pfc.delay", d.pfc_delay, number);
+  add("ets.willing", d.ets_willing, [](bool v) { return on_off(v ? 1 : 0); });
+  add("ets.prio_tc", d.prio_tc, indexed);
+  add("ets.tc_bw", d.tc_bw, indexed);
+  add("ets.tc_tsa", d.tc_tsa, format::tsa_list);
+  for (uint8_t selector : format::selectors_in(d.apps))
+    out.push_back({app_attribute(selector), app_list(d.apps, selector)});
+  add("buffer.prio_buffer", d.prio2buffer, indexed);
+  add("buffer.buffer_size", d.buffer_size, indexed);
+  add("maxrate.tc_maxrate", d.tc_maxrate, rates);
+  add("ecn.roce_np", d.ecn_np, format::prio_bits);
+  add("ecn.roce_rp", d.ecn_rp, format::prio_bits);
+  add("rdma.cm_default_tos", d.cm_default_tos, number);
+  add("rdma.cm_default_roce_mode", d.cm_default_roce_mode, [](const std::string& v) { return v; });
+  add("rdma.traffic_class", d.rdma_traffic_class, number);
+  return out;
+}
+
 Result<Plan> make_plan(const std::string& dev, const DcbState& current, const HostState& host,
                        const DesiredConfig& desired) {
   FABRIC_TRY(validate(desired));

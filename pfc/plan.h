@@ -51,6 +51,14 @@ struct Plan {
 // The attributes a profile names, in plan order: what apply reports on one by one.
 std::vector<std::string> attributes_named_by(const DesiredConfig& desired);
 
+// A profile's values as dcb prints them, attribute by attribute in plan order: what plan
+// shows for a device that cannot be compared (no DCB), so the desired state is still seen.
+struct DesiredValue {
+  std::string attribute; // "pfc.prio_pfc"
+  std::string value;     // "0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"
+};
+std::vector<DesiredValue> desired_values(const DesiredConfig& desired);
+
 // Compares. Errors (kInvalidConfig) are for desired values no device could take, such
 // as a priority mapped to traffic class 9, and name the attribute.
 Result<Plan> make_plan(const std::string& dev, const DcbState& current, const HostState& host,

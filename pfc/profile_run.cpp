@@ -30,6 +30,7 @@ DeviceRun run_one(ProfileCommand command, DcbDevice& device, HostKnobs& knobs,
   if (!plan.ok()) {
     run.exit_status = exit_status_for(plan.error().code());
     run.failure = std::move(plan).error();
+    if (command == ProfileCommand::kPlan) run.desired = desired_values(desired);
     return run;
   }
   run.report_text = render_plan_text(*plan);
@@ -90,6 +91,16 @@ Result<std::string> render_profile_run_json(const std::string& profile_name,
       rapidjson::Value hint;
       if (!d.failure->hint().empty()) hint.SetString(d.failure->hint(), alloc);
       entry.AddMember("hint", hint, alloc);
+      if (!d.desired.empty()) {
+        rapidjson::Value desired(rapidjson::kArrayType);
+        for (const auto& v : d.desired) {
+          rapidjson::Value item(rapidjson::kObjectType);
+          item.AddMember("attribute", rapidjson::Value(v.attribute, alloc), alloc);
+          item.AddMember("value", rapidjson::Value(v.value, alloc), alloc);
+          desired.PushBack(item, alloc);
+        }
+        entry.AddMember("desired", desired, alloc);
+      }
     } else {
       auto report = json::parse(d.report_json, "the report of " + d.dev);
       if (!report.ok()) {
@@ -105,8 +116,13 @@ Result<std::string> render_profile_run_json(const std::string& profile_name,
 
 std::string render_profile_run_text(const ProfileRun& run) {
   std::string text;
-  for (const auto& d : run.devices)
+  for (const auto& d : run.devices) {
     text += d.report_text;
+    if (!d.failure || d.desired.empty()) continue;
+    text += d.dev + ": cannot take this profile (" + d.failure->message() + "); it would set\n";
+    for (const auto& v : d.desired)
+      text += "  " + v.attribute + ": " + v.value + "\n";
+  }
   return text;
 }
 

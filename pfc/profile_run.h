@@ -12,6 +12,7 @@
 #include "common/result.h"
 #include "pfc/dcb_config.h"
 #include "pfc/host_knobs.h"
+#include "pfc/plan.h"
 #include "pfc/profile.h"
 
 namespace fabric::pfc {
@@ -23,6 +24,9 @@ struct DeviceRun {
   int exit_status = 0;
   // Why the device has no report (it could not be read, the profile cannot apply).
   std::optional<Error> failure;
+  // plan, when the device has no report: what the profile would set, so that a device
+  // without DCB still shows the desired state beside the reason it cannot take it.
+  std::vector<DesiredValue> desired;
   // verify: the device's verdict (drift, parts unavailable), beside its report.
   std::optional<Error> verdict;
   std::string report_text;
@@ -38,7 +42,8 @@ struct ProfileRun {
 ProfileRun run_profile(ProfileCommand command, DcbDevice& device, HostKnobs& knobs,
                        const std::vector<std::string>& devs, const DesiredConfig& desired);
 
-// {"schema_version", "profile", "devices": [REPORT | {"device", "error", "hint"}]}, in the
+// {"schema_version", "profile", "devices": [REPORT | {"device", "error", "hint"[,
+// "desired": [{"attribute", "value"}]]}]}, in the
 // order the devices were given. A report that is not a JSON document is an error (a bug
 // to report), never rendered as null.
 Result<std::string> render_profile_run_json(const std::string& profile_name, const ProfileRun& run);

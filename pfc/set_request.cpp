@@ -132,4 +132,14 @@ Result<DesiredConfig> desired_from_set(const SetRequest& request, const DcbState
   return desired;
 }
 
+Result<void> check_set_request(const SetRequest& request) {
+  // Against a device that reports every part, only the request itself can be wrong; the
+  // same parsers as the real run, so the two cannot disagree.
+  DcbState any;
+  any.pfc.emplace();
+  any.ets.emplace();
+  FABRIC_TRY(desired_from_set(request, any));
+  return Ok();
+}
+
 } // namespace fabric::pfc

@@ -31,4 +31,8 @@ struct SetRequest {
 // Changing PFC or ETS on a device that does not report it is kUnsupported.
 Result<DesiredConfig> desired_from_set(const SetRequest& request, const DcbState& current);
 
+// The request's own errors (a priority out of range, a missing ':'), found before any
+// device is read: `set eth0 --prio-pfc 9:on` is a usage error whatever eth0 is.
+Result<void> check_set_request(const SetRequest& request);
+
 } // namespace fabric::pfc

@@ -7,8 +7,8 @@
 # Multus would attach it; the probe agents (token and allow-list, as the DaemonSet runs
 # them) with tcp, bw, lat and an all-pairs mesh; fabric-nccltest across the nodes;
 # fabric-exporter on each node scraped by a real Prometheus. Then it tears everything
-# down and writes a report folder: report.html (opens from disk), every step's log and
-# JSON. Exits non-zero if any step failed.
+# down and writes a report folder: report.html (opens from disk), every step's log (logs/),
+# JSON (json/) and record (steps/). Exits non-zero if any step failed.
 #
 #   scripts/demo.sh [--out DIR] [--nodes N]   (default build/demo-report, 2 nodes)
 set -uo pipefail
@@ -73,14 +73,15 @@ if [[ -e $shared/build ]]; then
   cp -r "$shared/report/." "$out/" 2>/dev/null
 fi
 
+# The page counts this step too: its record is written once the page exists.
 step report "writing report.html" -- "$REPO/scripts/lab/demo-report.sh" "$out" \
-  "$(demo_elapsed "$START")"
-failed=$(jq -s '[.[] | select(.verdict == "fail")] | length' "$out"/*-[0-9][0-9]-*.json)
-total=$(jq -s 'length' "$out"/*-[0-9][0-9]-*.json)
+  "$(demo_elapsed "$START")" 1
+failed=$(jq -s '[.[] | select(.verdict == "fail")] | length' "$out"/steps/*.json)
+total=$(jq -s 'length' "$out"/steps/*.json)
 
 printf '\n== fabrickit demo: %d steps, %d failed, %ss\n' "$total" "$failed" \
   "$(demo_elapsed "$START")"
 jq -rs 'sort_by(.where, .seq)[] | "  \(.verdict | ascii_upcase | .[0:4])  \(.where)  \(.title)"' \
-  "$out"/*-[0-9][0-9]-*.json | grep -v '^  PASS' || echo "  every step passed"
+  "$out"/steps/*.json | grep -v '^  PASS' || echo "  every step passed"
 printf 'report: %s/report.html\n' "$out"
 ((failed == 0))

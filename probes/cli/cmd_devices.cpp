@@ -35,7 +35,8 @@ Subcommand add_devices_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "devices", "List RDMA devices, their ports and GID tables (RoCE v1/v2, netdev, IPv4)");
   cmd->add_flag("--json", options->json, "Print JSON instead of text");
-  cmd->add_option("-d,--device", options->names, "Only this RDMA device (repeatable)");
+  cmd->add_option("-d,--device", options->names, "Only this RDMA device (repeatable)")
+      ->type_name("DEVICE");
   return {cmd, [options] { return run_devices(*options); }};
 }
 

@@ -45,25 +45,33 @@ Subcommand add_lint_command(CLI::App& app) {
               "(exit 3 if one fails)");
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_option("-d,--device", args->devices,
-                  "Only this RDMA device (repeatable); also the NIC the GPUs are checked against");
+                  "Only this RDMA device (repeatable); also the NIC the GPUs are checked against")
+      ->type_name("DEVICE");
+  // The validators' own descriptions ("INT in [0 - 63]") would replace the placeholder.
   cmd->add_option("--dscp", args->dscp,
-                  "DSCP that RoCE traffic carries, looked up in the DCB APP table")
-      ->check(CLI::Range(0, 63))
-      ->capture_default_str();
+                  "DSCP (0-63) that RoCE traffic carries, looked up in the DCB APP table "
+                  "(default 26)")
+      ->check(CLI::Range(0, 63).description(""))
+      ->type_name("N");
   cmd->add_option("--expect-netns-mode", args->expect_netns_mode,
-                  "Warn unless the RDMA netns mode is this")
-      ->check(CLI::IsMember({"shared", "exclusive"}));
+                  "Warn unless the RDMA netns mode is this: shared or exclusive")
+      ->check(CLI::IsMember({"shared", "exclusive"}).description(""))
+      ->type_name("MODE");
   cmd->add_option("--min-memlock", args->min_memlock,
-                  "Smallest acceptable RLIMIT_MEMLOCK soft limit, e.g. 64M (default 64M)");
+                  "Smallest acceptable RLIMIT_MEMLOCK soft limit, e.g. 64M (default 64M)")
+      ->type_name("SIZE");
   cmd->add_option("--gpu", args->gpu,
                   "Check the GPU-NIC distance of the job's CUDA device N only (default: the GPUs "
                   "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES give it, else every GPU)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber.description(""))
+      ->type_name("N");
   cmd->add_option("--interface", args->interface,
                   "The job's RoCE interface (a pod's net1): check the GPUs against the NIC it "
-                  "sits on (default: the NICs of this network namespace's netdevs)");
+                  "sits on (default: the NICs of this network namespace's netdevs)")
+      ->type_name("NETDEV");
   cmd->add_option("--root", args->root,
-                  "Folder that stands for / when reading sysfs and configfs (default /)");
+                  "Folder that stands for / when reading sysfs and configfs (default /)")
+      ->type_name("DIR");
   return {cmd, [args] { return run_lint_command(*args); }};
 }
 

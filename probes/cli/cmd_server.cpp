@@ -79,7 +79,8 @@ Subcommand add_server_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "server", "Run the agent that the probes (bw, lat, tcp, mesh) test against; one per node");
   cmd->add_option("--bind", args->bind,
-                  "Address to listen on (default: every address, IPv6 and IPv4)");
+                  "Address to listen on (default: every address, IPv6 and IPv4)")
+      ->type_name("ADDR");
   cmd->add_option("-p,--port", args->port,
                   "TCP port (default 18515; 0 picks a free one, printed on the first line)")
       ->type_name("PORT");

@@ -1,5 +1,7 @@
 // fabric-probe tcp: TCP bandwidth and latency to an agent, to tell a network problem
 // from an RDMA one between the same two hosts.
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -22,8 +24,17 @@ int run_tcp(const TcpArgs& args) {
 
   std::optional<TcpBwReport> bw;
   std::optional<TcpLatReport> lat;
+  // On a terminal, a line a second as the test runs, as iperf3 prints them; a pipe or a
+  // file gets the report only, and --json nothing but its document.
+  TcpIntervalReporting intervals;
+  if (!args.json && ::isatty(STDOUT_FILENO)) {
+    intervals.report = [](const TcpInterval& interval) {
+      std::fputs(render_tcp_interval_text(interval).c_str(), stdout);
+      std::fflush(stdout);
+    };
+  }
   if (plan->bandwidth) {
-    auto report = run_tcp_bw(host, port, plan->bw, presented);
+    auto report = run_tcp_bw(host, port, plan->bw, presented, intervals);
     if (!report.ok()) return cli::fail(kProgram, report.error());
     bw = std::move(*report);
   }

@@ -43,7 +43,8 @@ Subcommand add_topo_command(CLI::App& app) {
   cmd->add_option("--root", args->root,
                   "Folder that stands for / when reading sysfs and procfs (default /; the "
                   "CUDA runtime is then not asked)")
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory.description(""))
+      ->type_name("DIR");
   return {cmd, [args] { return run_topo(*args); }};
 }
 

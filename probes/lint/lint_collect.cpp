@@ -299,6 +299,65 @@ Result<MemlockLimit> read_memlock_limit() {
   return MemlockLimit{value(limit.rlim_cur), value(limit.rlim_max)};
 }
 
+Result<MemlockLimit> parse_proc_limits_memlock(const std::string& limits) {
+  // "Max locked memory         8388608              8388608              bytes"
+  constexpr std::string_view kRow = "Max locked memory";
+  auto row = limits.find(kRow);
+  if (row == std::string::npos) {
+    return Error(ErrorCode::kInvalidArgument, "limits", "no 'Max locked memory' row");
+  }
+  std::string rest = limits.substr(row + kRow.size(), limits.find('\n', row) - row - kRow.size());
+  std::vector<std::string> fields;
+  for (std::size_t pos = 0; pos < rest.size();) {
+    std::size_t begin = rest.find_first_not_of(' ', pos);
+    if (begin == std::string::npos) break;
+    std::size_t end = rest.find(' ', begin);
+    if (end == std::string::npos) end = rest.size();
+    fields.push_back(rest.substr(begin, end - begin));
+    pos = end;
+  }
+  if (fields.size() < 2) {
+    return Error(ErrorCode::kInvalidArgument, "limits", "'Max locked memory' has no soft and hard");
+  }
+  auto value = [](const std::string& text) -> Result<std::optional<uint64_t>> {
+    if (text == "unlimited") return std::optional<uint64_t>();
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0) {
+      return Error(ErrorCode::kInvalidArgument, "limits", "'" + text + "' is not a limit");
+    }
+    return std::optional<uint64_t>(v);
+  };
+  MemlockLimit limit;
+  FABRIC_ASSIGN_OR_RETURN(limit.soft, value(fields[0]));
+  FABRIC_ASSIGN_OR_RETURN(limit.hard, value(fields[1]));
+  return limit;
+}
+
+namespace {
+
+// With --root, the limit of the process that stands for the node's workload: the kernel's
+// ROOT/proc/self/limits, never this process's own.
+Result<MemlockLimit> memlock_under(const std::string& root) {
+  const std::string path = root + "/proc/self/limits";
+  FABRIC_ASSIGN_OR_RETURN(
+      std::string text, SysfsReader(root + "/proc").read("self/limits").context("reading " + path));
+  return parse_proc_limits_memlock(text).context(path);
+}
+
+// ib_core's netns_mode parameter follows `rdma system set netns`: Y shared, N exclusive.
+Result<rdma::NetnsMode> netns_mode_under(const std::string& root) {
+  const std::string relative = "module/ib_core/parameters/netns_mode";
+  FABRIC_ASSIGN_OR_RETURN(std::string text, SysfsReader(sys_root_of(root)).read(relative));
+  text = std::string(trim(text));
+  if (text == "Y" || text == "1") return rdma::NetnsMode::kShared;
+  if (text == "N" || text == "0") return rdma::NetnsMode::kExclusive;
+  return Error(ErrorCode::kInvalidArgument, "sys/" + relative, "'" + text + "' is not Y or N");
+}
+
+} // namespace
+
 Result<LintInputs> collect_lint_inputs(const LintSources& sources,
                                        const std::vector<std::string>& only,
                                        const GpuNicChoice& choice) {
@@ -356,8 +415,16 @@ Result<LintInputs> collect_lint_inputs(const LintSources& sources,
     }
   }
 
-  in.memlock = sources.memlock ? sources.memlock() : read_memlock_limit();
-  in.netns_mode = sources.netns_mode ? sources.netns_mode() : rdma::get_netns_mode();
+  // Under a root, the process limit and the RDMA netns mode are the root's files, never
+  // this process's limit or this kernel's mode mixed into another node's verdicts.
+  // Addresses and DCB are the network namespace's that lint runs in (`ip netns exec`).
+  const bool live = sources.root == "/";
+  in.memlock = sources.memlock ? sources.memlock()
+               : live          ? read_memlock_limit()
+                               : memlock_under(sources.root);
+  in.netns_mode = sources.netns_mode ? sources.netns_mode()
+                  : live             ? rdma::get_netns_mode()
+                                     : netns_mode_under(sources.root);
 
   // A topology that cannot be read leaves its check unknown; a choice naming nothing is
   // the user's error.

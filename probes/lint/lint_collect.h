@@ -26,7 +26,8 @@ using Ipv4ByNetdev = std::map<std::string, std::vector<std::string>>;
 
 struct LintSources {
   // The folder that stands for "/": sysfs is read under ROOT/sys, RDMA-CM's configfs
-  // under ROOT/sys/kernel/config.
+  // under ROOT/sys/kernel/config, the memlock limit from ROOT/proc/self/limits and the
+  // RDMA netns mode from ROOT/sys/module/ib_core/parameters/netns_mode.
   std::string root = "/";
   // Where the ports' active and max MTUs come from; nullptr: libibverbs.
   DeviceSource* devices = nullptr;
@@ -63,5 +64,7 @@ Result<GpuNicInputs> choose_gpus_and_nics(topo::NodeTopology node, const LintSou
 Result<Ipv4ByNetdev> read_ipv4_addresses();
 // getrlimit(RLIMIT_MEMLOCK).
 Result<MemlockLimit> read_memlock_limit();
+// The "Max locked memory" row of a /proc/PID/limits file.
+Result<MemlockLimit> parse_proc_limits_memlock(const std::string& limits);
 
 } // namespace fabric::probes

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 namespace fabric::probes {
 namespace {
 
@@ -207,7 +209,28 @@ std::string render_mesh_text(const MeshReport& r) {
       out += " (first run " + format_value(r, *first) + ")";
     out += "\n";
   }
+  // A host that answered no pair at all is one line with the pairs it cost and its first
+  // error (2(n-1) near-identical chains otherwise); every chain goes to the debug log.
+  std::vector<std::size_t> failed_pairs(r.hosts.size(), 0);
   for (const auto& f : r.failures) {
+    spdlog::debug("mesh: no result {} -> {}: {}", host_name(r, f.source),
+                  host_name(r, f.destination), f.error);
+    if (f.source < failed_pairs.size()) ++failed_pairs[f.source];
+    if (f.destination < failed_pairs.size()) ++failed_pairs[f.destination];
+  }
+  const std::size_t all_pairs = r.hosts.size() < 2 ? 0 : 2 * (r.hosts.size() - 1);
+  auto dead = [&](std::size_t h) {
+    return all_pairs > 0 && h < failed_pairs.size() && failed_pairs[h] == all_pairs;
+  };
+  std::set<std::size_t> said;
+  for (const auto& f : r.failures) {
+    for (std::size_t h : {f.source, f.destination}) {
+      if (!dead(h) || !said.insert(h).second) continue;
+      out += "x no result for host " + host_name(r, h) + " in any of its " +
+             std::to_string(all_pairs) + " pairs; first: " + f.error +
+             " (every error: --log-level debug)\n";
+    }
+    if (dead(f.source) || dead(f.destination)) continue;
     out += "x no result " + host_name(r, f.source) + " -> " + host_name(r, f.destination) + ": " +
            f.error + "\n";
   }

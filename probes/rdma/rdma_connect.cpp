@@ -95,8 +95,13 @@ Result<GidChoice> choose_local_gid(const SysfsReader& sysfs,
       return Error(ErrorCode::kInvalidArgument, "choosing a GID",
                    "the peer's IPv4 address is unknown");
     }
-    FABRIC_ASSIGN_OR_RETURN(choice, choose_gid(sysfs, route->local_ipv4, route->netdev, device)
-                                        .context("choosing the GID for " + peer_ipv4));
+    auto chosen = choose_gid(sysfs, route->local_ipv4, route->netdev, device);
+    // Its error names this side's address and netdev already; the peer only when it differs
+    // (on loopback they are the same, and the sentence would be said twice).
+    if (!chosen.ok() && route->local_ipv4 != peer_ipv4) {
+      return std::move(chosen).error().with_context("reaching " + peer_ipv4);
+    }
+    FABRIC_ASSIGN_OR_RETURN(choice, std::move(chosen));
   }
   choice.peer_ipv4 = peer_ipv4;
   return choice;

@@ -150,6 +150,13 @@ std::string render_tcp_bw_text(const TcpBwReport& report) {
   return out;
 }
 
+std::string render_tcp_interval_text(const TcpInterval& interval) {
+  char line[96];
+  std::snprintf(line, sizeof line, "[%6.1f-%6.1f s] %12s %12s\n", interval.start_s, interval.end_s,
+                units::format_size(interval.bytes).c_str(), gbps_text(interval.gbps()).c_str());
+  return line;
+}
+
 std::string render_tcp_lat_text(const TcpLatReport& report) {
   const LatencySummary& s = report.summary;
   std::string out = "tcp_lat to " + report.agent.endpoint + " (agent " + report.agent.hostname +

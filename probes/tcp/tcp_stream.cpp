@@ -45,12 +45,14 @@ void send_stream(int fd, const StreamPlan& plan, Transfer& sent, std::optional<E
       break;
     }
     sent.bytes += static_cast<uint64_t>(n);
+    if (plan.moved != nullptr) plan.moved->fetch_add(static_cast<uint64_t>(n));
   }
   sent.last = Clock::now();
   ::shutdown(fd, SHUT_WR);
 }
 
-void receive_stream(int fd, Transfer& received, std::optional<Error>& error) {
+void receive_stream(int fd, const StreamPlan& plan, Transfer& received,
+                    std::optional<Error>& error) {
   std::unique_ptr<char[]> buffer(new char[kReadSize]);
   for (;;) {
     ssize_t n = ::recv(fd, buffer.get(), kReadSize, 0);
@@ -59,6 +61,7 @@ void receive_stream(int fd, Transfer& received, std::optional<Error>& error) {
       if (!received.first) received.first = now;
       received.last = now;
       received.bytes += static_cast<uint64_t>(n);
+      if (plan.moved != nullptr) plan.moved->fetch_add(static_cast<uint64_t>(n));
       continue;
     }
     if (n == 0) return;
@@ -94,7 +97,7 @@ std::vector<StreamResult> run_streams(const std::vector<int>& fds, const StreamP
     }
     if (plan.receive) {
       threads.emplace_back(
-          [&, i] { receive_stream(fds[i], results[i].received, receive_errors[i]); });
+          [&, i] { receive_stream(fds[i], plan, results[i].received, receive_errors[i]); });
     }
   }
   for (auto& t : threads)

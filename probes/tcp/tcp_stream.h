@@ -5,6 +5,7 @@
 // itself).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,9 @@ struct StreamPlan {
   // The sender stops after `bytes` (when non-zero) or after `duration`.
   uint64_t bytes = 0;
   std::chrono::nanoseconds duration{std::chrono::seconds(10)};
+  // When set, every stream adds the bytes it moves (both directions) as it goes, for a
+  // reader in another thread (the client's per-second intervals).
+  std::atomic<uint64_t>* moved = nullptr;
 };
 
 struct Transfer {

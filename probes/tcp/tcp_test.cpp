@@ -4,8 +4,13 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 
+#include "common/units.h"
 #include "probes/agent/agent.h"
 #include "probes/agent/session.h"
 #include "probes/agent/tcp_socket.h"
@@ -358,8 +363,55 @@ double TcpBwReport::avg_gbytes_per_s() const {
   return sum;
 }
 
+double TcpInterval::gbps() const {
+  const double seconds = end_s - start_s;
+  return seconds > 0 ? units::bytes_per_second_to_gbps(static_cast<double>(bytes) / seconds) : 0;
+}
+
+namespace {
+
+// Runs the streams while a second thread reports each period's bytes, the last (partial)
+// one when the streams end.
+std::vector<StreamResult> run_streams_reporting(const std::vector<int>& fds, StreamPlan plan,
+                                                const TcpIntervalReporting& intervals) {
+  if (!intervals.report) return run_streams(fds, plan);
+  std::atomic<uint64_t> moved{0};
+  plan.moved = &moved;
+  std::mutex mutex;
+  std::condition_variable done_changed;
+  bool done = false;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread reporter([&] {
+    TcpInterval interval;
+    uint64_t before = 0;
+    auto next = start + intervals.period;
+    std::unique_lock lock(mutex);
+    for (bool last = false; !last;) {
+      last = done_changed.wait_until(lock, next, [&] { return done; });
+      const auto now = last ? std::chrono::steady_clock::now() : next;
+      const uint64_t total = moved.load();
+      interval.end_s = std::chrono::duration<double>(now - start).count();
+      interval.bytes = total - before;
+      if (!last || interval.bytes > 0) intervals.report(interval);
+      interval.start_s = interval.end_s;
+      before = total;
+      next += intervals.period;
+    }
+  });
+  std::vector<StreamResult> results = run_streams(fds, plan);
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  done_changed.notify_one();
+  reporter.join();
+  return results;
+}
+
+} // namespace
+
 Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port, const TcpBwOptions& options,
-                               const Token* token) {
+                               const Token* token, const TcpIntervalReporting& intervals) {
   FABRIC_TRY(validate(options));
   FABRIC_ASSIGN_OR_RETURN(ClientSetup setup,
                           open_test(host, port, kTcpBwTest, to_params_json(options),
@@ -367,7 +419,8 @@ Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port, const Tcp
   std::vector<int> fds;
   for (const auto& fd : setup.data)
     fds.push_back(fd.get());
-  std::vector<StreamResult> ours = run_streams(fds, plan_for(options, /*agent_side=*/false));
+  std::vector<StreamResult> ours =
+      run_streams_reporting(fds, plan_for(options, /*agent_side=*/false), intervals);
   Channel& channel = setup.session.channel;
   if (auto error = first_error(ours)) {
     // When the agent failed first its error says more (a reset here is its consequence).

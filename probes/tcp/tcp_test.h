@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -97,9 +98,24 @@ struct TcpLatReport {
   LatencySummary summary; // RTT/2 in microseconds
 };
 
-// The client sides; `token` answers an agent that asks for one.
+// Bytes this client moved (sent and received, every stream) in one interval of a running
+// bandwidth test, as iperf3 prints them every second.
+struct TcpInterval {
+  double start_s = 0; // since the streams started
+  double end_s = 0;
+  uint64_t bytes = 0;
+  double gbps() const;
+};
+struct TcpIntervalReporting {
+  std::chrono::milliseconds period{std::chrono::seconds(1)};
+  std::function<void(const TcpInterval&)> report; // called from another thread
+};
+
+// The client sides; `token` answers an agent that asks for one. `intervals`, when it has
+// a function, hears of every `period` of the bandwidth test while it runs.
 Result<TcpBwReport> run_tcp_bw(const std::string& host, uint16_t port, const TcpBwOptions& options,
-                               const Token* token = nullptr);
+                               const Token* token = nullptr,
+                               const TcpIntervalReporting& intervals = {});
 Result<TcpLatReport> run_tcp_lat(const std::string& host, uint16_t port,
                                  const TcpLatOptions& options, const Token* token = nullptr);
 
@@ -117,6 +133,8 @@ std::string render_tcp_lat_json(const TcpLatReport& report, bool pretty = true);
 // {"schema_version", "test": "tcp", "tcp_bw": {...}, "tcp_lat": {...}}. One must be given.
 std::string render_tcp_json(const TcpBwReport* bw, const TcpLatReport* lat);
 std::string render_tcp_bw_text(const TcpBwReport& report);
+// "[  2.0-  3.0 s]   1.25 GB    9.41 Gb/s"
+std::string render_tcp_interval_text(const TcpInterval& interval);
 std::string render_tcp_lat_text(const TcpLatReport& report);
 
 // Registers the server sides (tcp_bw, tcp_lat) and their client runners for "run".

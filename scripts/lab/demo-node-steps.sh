@@ -181,7 +181,7 @@ nccltest_run() {
     ssh-keygen -q -t ed25519 -N '' -C fkdemo -f "$ssh_keys/id"
     cp "$ssh_keys/id.pub" "$sync/client.pub.tmp" && mv "$sync/client.pub.tmp" "$sync/client.pub"
     step nccltest "fabric-nccltest: all-reduce across $FABRIC_LAB_NODES nodes, MPI backend" \
-      --expect "$nccltest_local_only:the other nodes could not start a rank, so every rank ran on node 1" \
+      --writes json/nccltest.json --expect "$nccltest_local_only:the other nodes could not start a rank, so every rank ran on node 1" \
       -- nccltest_mpirun
     touch "$sync/nccltest.done"
   else

@@ -1,6 +1,6 @@
 # demo-report.jq - renders the demo's step records (slurped) as one HTML page.
-# Variables: $figures [{name, caption, data}], $facts [{label, value, file}], $host, $when,
-# $total (seconds).
+# Variables: $figures [{name, caption, data}], $facts [{label, value, file, note}], $host,
+# $when, $total (seconds), $pending (steps recorded after the page: the one writing it).
 def esc: tostring | gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;")
   | gsub("\""; "&quot;");
 def badge: "<span class=\"verdict \(.)\">\(.)</span>";
@@ -25,11 +25,11 @@ sort_by(.where != "host", .where, .seq) as $steps
   "</style></head>",
   "<body data-verdicts=\"0\" data-images-decoded=\"0\" data-images=\"\($figures | length)\">",
   "<h1>fabrickit demo on a two-node soft-RoCE lab: \($overall | badge)</h1>",
-  "<p>\($steps | length) steps: \($steps | length - $failed - $expected) passed, \($expected) with the outcome this fabric should give, \($failed) failed; \($total) s in all. Host \($host | esc), \($when | esc).</p>",
+  "<p>\($steps | length + $pending) steps: \($steps | length - $failed - $expected) passed, \($expected) with the outcome this fabric should give, \($failed) failed\(if $pending > 0 then ", and writing this page" else "" end); \($total) s in all. Host \($host | esc), \($when | esc).</p>",
   "<p class=\"note\">The lab's NICs are virtio with soft-RoCE (rdma_rxe): bandwidths are those of an emulated fabric, and a virtual NIC has no DCB, so PFC is reported as unsupported rather than configured.</p>",
   (if ($facts | length) > 0 then
     "<h2>Key results</h2><table><tr><th>what</th><th>value</th><th>from</th></tr>",
-    ($facts[] | "<tr><td>\(.label | esc)</td><td>\(.value | esc)</td><td><a href=\"\(.file | esc)\">\(.file | esc)</a></td></tr>"),
+    ($facts[] | "<tr><td>\(.label | esc)\(if (.note // "") != "" then "<div class=\"note\">\(.note | esc)</div>" else "" end)</td><td>\(.value | esc)</td><td><a href=\"\(.file | esc)\">\(.file | esc)</a></td></tr>"),
     "</table>"
    else empty end),
   (if ($figures | length) > 0 then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # demo-report.sh - builds report.html from the demo's step records (see demo-lib.sh).
-#   demo-report.sh REPORT_DIR TOTAL_SECONDS
+#   demo-report.sh REPORT_DIR TOTAL_SECONDS [PENDING]
+# PENDING: steps recorded after the page is written (the step writing it), counted in the
+# page's total so that it says what demo.sh says at the end.
 # The page is self-contained: styles inline, every figure (*.svg in REPORT_DIR) embedded
 # as a data: URI, so it opens from disk or as a mail attachment; logs and JSON files are
 # linked relative to it. A small script marks on <body> how many figures decoded and how
@@ -9,10 +11,11 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=${1:?usage: demo-report.sh REPORT_DIR TOTAL_SECONDS}
 total=${2:?usage: demo-report.sh REPORT_DIR TOTAL_SECONDS}
+pending=${3:-0}
 cd "$dir"
 
 shopt -s nullglob
-records=(*-[0-9][0-9]-*.json)
+records=(steps/*.json)
 ((${#records[@]})) || { echo "demo-report.sh: no step records in $dir" >&2; exit 1; }
 
 # Figures: name, caption (from the file name), base64 body.
@@ -31,22 +34,24 @@ done
 # Key figures a reader looks for first, each from the JSON a step kept (absent ones are
 # left out, never invented).
 facts=$(jq -n '[]')
-add_fact() { # LABEL FILE JQ_EXPRESSION
+add_fact() { # LABEL FILE JQ_EXPRESSION NOTE
   [[ -s $2 ]] || return 0
   local value
   value=$(jq -r "$3" "$2" 2>/dev/null) || return 0
   [[ -n $value && $value != null ]] || return 0
-  facts=$(jq --arg what "$1" --arg value "$value" --arg file "$2" \
-    '. + [{label: $what, value: $value, file: $file}]' <<<"$facts")
+  facts=$(jq --arg what "$1" --arg value "$value" --arg file "$2" --arg note "$4" \
+    '. + [{label: $what, value: $value, file: $file, note: $note}]' <<<"$facts")
 }
-while IFS='|' read -r label file expr; do
-  add_fact "$label" "$file" "$expr"
+# Each line: LABEL|NOTE|FILE|JQ_EXPRESSION (the expression last: it may hold '|').
+while IFS='|' read -r label note file expr; do
+  add_fact "$label" "$file" "$expr" "$note"
 done <"$here/demo-report-facts.txt"
 
 host=$(hostname)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 jq -s -r --argjson figures "$figures" --argjson facts "$facts" --arg host "$host" \
-  --arg when "$when" --arg total "$total" -f "$here/demo-report.jq" \
+  --arg when "$when" --arg total "$total" --argjson pending "$pending" \
+  -f "$here/demo-report.jq" \
   "${records[@]}" >report.html.tmp
 mv report.html.tmp report.html
 echo "$dir/report.html"

@@ -52,7 +52,7 @@ check_page() { # REPORT_DIR EXPECTED_STEPS
 if [[ -n $given ]]; then
   # Every step's record is on the page but that of the step writing the page, which is
   # recorded once the page exists.
-  check_page "$given" "$(ls "$given"/*-[0-9][0-9]-*.json | grep -vc -- '-report\.json$')"
+  check_page "$given" "$(ls "$given"/steps/*.json | grep -vc -- '-report\.json$')"
   echo "PASS: $given/report.html renders its figures and verdicts"
   exit 0
 fi
@@ -68,18 +68,35 @@ step dcb "a step whose failure is this fabric's honest outcome" --expect "4:no D
 step broken "a step that fails" -- bash -c 'echo "it broke" >&2; exit 2'
 step hostile '<img src=x onerror="document.title=1"><script>alert(1)</script>' \
   --json json/hostile.json -- echo '{"ok": true}'
+# A step whose command writes its JSON itself (fabric-nccltest -J), as the demo's does.
+write_nccltest() {
+  echo '{"results": [{"size": 8, "out_of_place": {"bus_bw": 0.006}},
+    {"size": 4194304, "out_of_place": {"bus_bw": 0.0312}}],
+    "average_bus_bandwidth": {"bandwidth": 0.0061}}' >"$report/json/nccltest.json"
+}
+step nccltest "a step that writes its own JSON" --writes json/nccltest.json -- write_nccltest
+echo '{"results": [{"size_bytes": 65536, "avg_gbps": 0.0571}]}' >"$report/json/node2-rdma-bw.json"
 ((demo_failures == 1)) || fail "demo_failures is $demo_failures after one failing step"
-[[ $(jq -r .verdict "$report/node1-02-dcb.json") == expected ]] || fail "exit 4 not expected"
-[[ $(jq -r .verdict "$report/node1-03-broken.json") == fail ]] || fail "exit 2 not a failure"
+[[ $(jq -r .verdict "$report/steps/node1-02-dcb.json") == expected ]] || fail "exit 4 not expected"
+[[ $(jq -r .verdict "$report/steps/node1-03-broken.json") == fail ]] || fail "exit 2 not a failure"
+[[ $(jq -r .json "$report/steps/node1-05-nccltest.json") == json/nccltest.json ]] ||
+  fail "the step that writes its JSON does not link it"
+compgen -G "$report/*.json" >/dev/null && fail "step records beside report.html: $(ls "$report"/*.json)"
 grep -q "it broke" "$report/logs/node1-03-broken.log" || fail "the failing step's log is empty"
 jq -e .ok "$report/json/hostile.json" >/dev/null || fail "the JSON step's output was not kept"
 cp "$repo/tests/data/demo/mesh-heatmap.svg" "$report/"
 
-"$repo/scripts/lab/demo-report.sh" "$report" 12.5 >/dev/null
+# One step (the one writing the page, as in demo.sh) is recorded after the page.
+"$repo/scripts/lab/demo-report.sh" "$report" 12.5 1 >/dev/null
 html=$report/report.html
 grep -q '<script>alert' "$html" && fail "a step title reached the page as markup"
 grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$html" || fail "the hostile title is not shown"
-check_page "$report" 4
+grep -q '<p>6 steps: ' "$html" || fail "the page does not count the step writing it"
+grep -q 'href="json/nccltest.json">JSON</a>' "$html" || fail "the nccltest step has no JSON link"
+grep -q '0.031 at 4 MiB (average over every size from 8 B: 0.006)' "$html" ||
+  fail "the all-reduce headline is not the large-message busbw with the average beside it"
+grep -q 'rdma_rxe runs RoCE in software' "$html" || fail "the RDMA figure is not explained"
+check_page "$report" 5
 
 # A figure the browser cannot decode must be counted as such.
 printf 'not an svg' >"$report/mesh-heatmap.svg"

@@ -58,9 +58,19 @@ TEST_F(PfcNetns, ShowOnVethSaysNoDcbSupportWithExit4) {
     auto r = pfc(args);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->exit_status, 4) << r->stderr_text;
-    EXPECT_TRUE(r->stdout_text.empty());
     EXPECT_NE(r->stderr_text.find(dev_ + " does not support DCB"), std::string::npos)
         << r->stderr_text;
+    if (!json) {
+      EXPECT_TRUE(r->stdout_text.empty());
+      continue;
+    }
+    // As plan --json: an error document on stdout for the script reading it.
+    auto doc = json::parse(r->stdout_text, "stdout");
+    ASSERT_TRUE(doc.ok()) << doc.error().message() << "\n" << r->stdout_text;
+    EXPECT_EQ(std::string((*doc)["device"].GetString()), dev_);
+    EXPECT_NE(std::string((*doc)["error"].GetString()).find("does not support DCB"),
+              std::string::npos);
+    EXPECT_TRUE((*doc)["hint"].IsString());
   }
 }
 
@@ -72,6 +82,12 @@ TEST_F(PfcNetns, ApplyPlanVerifyAndSetOnVethChangeNothingAndExit4) {
     EXPECT_EQ(r->exit_status, 4) << command << ": " << r->stderr_text;
     EXPECT_NE(r->stderr_text.find("does not support DCB"), std::string::npos) << r->stderr_text;
   }
+  // plan still shows what the profile would set there.
+  auto plan = pfc({"plan", dev_, "--profile", profile});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->stdout_text.find(dev_ + ": cannot take this profile"), std::string::npos)
+      << plan->stdout_text;
+  EXPECT_NE(plan->stdout_text.find("  pfc.prio_pfc: "), std::string::npos) << plan->stdout_text;
   auto set = pfc({"set", dev_, "--prio-pfc", "3:on"});
   ASSERT_TRUE(set.ok());
   EXPECT_EQ(set->exit_status, 4) << set->stderr_text;
@@ -121,12 +137,23 @@ TEST_F(PfcNetns, MissingDeviceIsENODEVWithExit2) {
 TEST_F(PfcNetns, WatchStartsAndStopsCleanlyOnSigterm) {
   // timeout sends SIGTERM after 1 s; --preserve-status passes on fabric-pfc's own status,
   // which must be 0: it noticed the signal and left its poll loop.
-  auto r =
-      run_subprocess({"ip", "netns", "exec", net_.ns_name("dcb"), "timeout", "--preserve-status",
-                      "-s", "TERM", "1", FABRIC_PFC_BINARY, "watch", dev_});
+  auto r = run_subprocess({"ip", "netns", "exec", net_.ns_name("dcb"), "timeout",
+                           "--preserve-status", "-s", "TERM", "1", FABRIC_PFC_BINARY, "watch"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_status, 0) << r->stderr_text;
-  EXPECT_NE(r->stderr_text.find("watching DCB changes on " + dev_), std::string::npos);
+  EXPECT_NE(r->stderr_text.find("watching DCB changes on every device"), std::string::npos);
+  EXPECT_TRUE(r->stdout_text.empty());
+}
+
+// A device without DCB never sends a DCB notification: watch says so and exits 4 at once
+// instead of waiting in silence (timeout's 10 s is only the test's bound).
+TEST_F(PfcNetns, WatchOnADeviceWithoutDcbSaysNoChangeCanCome) {
+  auto r = run_subprocess({"ip", "netns", "exec", net_.ns_name("dcb"), "timeout", "-s", "KILL",
+                           "10", FABRIC_PFC_BINARY, "watch", dev_});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_status, 4) << r->stderr_text;
+  EXPECT_NE(r->stderr_text.find("no DCB change can come from " + dev_), std::string::npos)
+      << r->stderr_text;
   EXPECT_TRUE(r->stdout_text.empty());
 }
 

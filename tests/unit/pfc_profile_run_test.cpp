@@ -60,6 +60,37 @@ TEST(PfcProfileRun, AFailedDeviceAppearsWithItsError) {
   }
 }
 
+// A NIC without DCB cannot be compared, but plan still shows what the profile would set
+// there, beside the reason the device cannot take it (and still exits 4).
+TEST(PfcProfileRun, PlanOfADeviceWithoutDcbShowsTheDesiredState) {
+  Rig rig;
+  DesiredConfig desired = lossless_priority_3();
+  desired.apps = {AppEntry{static_cast<uint8_t>(AppSelector::kDscp), 3, 26}};
+  ProfileRun run = run_profile(ProfileCommand::kPlan, rig.device, rig.knobs, {"veth0"}, desired);
+  ASSERT_EQ(run.devices.size(), 1u);
+  EXPECT_EQ(run.exit_status(), 4);
+  EXPECT_EQ(render_profile_run_text(run),
+            "veth0: cannot take this profile (" + run.devices[0].failure->message() +
+                "); it would set\n"
+                "  pfc.prio_pfc: 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
+                "  app.dscp_prio: 26:3\n");
+  EXPECT_NE(run.devices[0].failure->message().find("not supported"), std::string::npos);
+
+  auto text = render_profile_run_json("roce", run);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  auto doc = json::parse(*text, "output");
+  ASSERT_TRUE(doc.ok()) << doc.error().message();
+  const auto& device = (*doc)["devices"][0];
+  EXPECT_TRUE(device.HasMember("error"));
+  ASSERT_TRUE(device.HasMember("desired")) << *text;
+  EXPECT_STREQ(device["desired"][0]["attribute"].GetString(), "pfc.prio_pfc");
+  EXPECT_STREQ(device["desired"][1]["value"].GetString(), "26:3");
+
+  ProfileRun verify =
+      run_profile(ProfileCommand::kVerify, rig.device, rig.knobs, {"veth0"}, desired);
+  EXPECT_TRUE(verify.devices[0].desired.empty()) << "verify reports the error only";
+}
+
 TEST(PfcProfileRun, ApplyThenVerifyOfTheGoodDevice) {
   Rig rig;
   std::vector<std::string> one{"eth2"};

@@ -17,5 +17,17 @@ TEST(Strings, JoinKeepsEmptyItemsVisible) {
   EXPECT_EQ(join({"a", "", "c"}), "a, , c");
 }
 
+TEST(Strings, ClosestMatchNamesWhatATypoMeant) {
+  const std::vector<std::string> commands = {"devices", "server", "tcp", "mesh", "lint", "topo"};
+  EXPECT_EQ(closest_match("devics", commands), "devices");
+  EXPECT_EQ(closest_match("tpoo", commands), "topo");
+  EXPECT_EQ(closest_match("--verison", {"--version", "--log-level", "--help"}), "--version");
+}
+
+TEST(Strings, ClosestMatchSuggestsNothingForAnUnrelatedWord) {
+  EXPECT_EQ(closest_match("frobnicate", {"devices", "server", "tcp"}), "");
+  EXPECT_EQ(closest_match("x", {}), "");
+}
+
 } // namespace
 } // namespace fabric

@@ -29,13 +29,13 @@ for want in host:build host:lab node1:pfc_plan node1:pfc_apply node1:lint node2:
   node2:cni_gid_gone node1:exporter node2:exporter node1:nccltest node2:nccltest_rank \
   node1:prometheus node1:prom_rdma node1:prom_nccltest; do
   where=${want%%:*} id=${want#*:}
-  files=("$report/$where"-[0-9][0-9]-"$id".json)
+  files=("$report/steps/$where"-[0-9][0-9]-"$id".json)
   [[ -f ${files[0]} ]] || fail "no record of step $id on $where"
   verdict=$(jq -r .verdict "${files[0]}")
   [[ $verdict == pass || $verdict == expected ]] || fail "step $id on $where: $verdict"
 done
 bad=$(jq -rs '[.[] | select(.verdict == "fail") | "\(.where) \(.id)"] | join(", ")' \
-  "$report"/*-[0-9][0-9]-*.json)
+  "$report"/steps/*.json)
 [[ -z $bad ]] || fail "failed steps: $bad"
 
 # Everything the page links is in the folder.

@@ -303,6 +303,19 @@ TEST_F(CniPluginNetns, GidCheckRequireOnAParentWithoutRdmaIsRefusedFirst) {
   EXPECT_EQ(call("ADD", "c1", pod, cf).code(), 7);
 }
 
+// "warn" goes on where "require" refuses, and says so on stderr (the runtime's log).
+TEST_F(CniPluginNetns, GidCheckWarnOnAParentWithoutRdmaWarnsAndSucceeds) {
+  const std::string pod = add_pod("pod");
+  Conf cf = conf();
+  cf.set("gidCheck", "\"warn\"");
+  CniReply add = call("ADD", "c1", pod, cf);
+  ASSERT_TRUE(add.ok()) << add.describe();
+  EXPECT_TRUE(
+      contains(add.stderr_text, "gidCheck \"warn\": the parent " + parent_ + " has no RDMA device"))
+      << add.describe();
+  EXPECT_TRUE(call("DEL", "c1", pod, cf).ok());
+}
+
 // --- 3. the device-info file ---
 
 // A veth has neither a PCI function nor an RDMA device, and a "pci" record without a

@@ -143,6 +143,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"collectors:\n  rdma:\n    enabled: true\n    enabled: false\n",
                   "collectors.rdma.enabled (line 4): 'enabled' is given twice (first on line 3)"}));
 
+// Three mistakes in three sections are all named at once, each with its key and line.
+TEST(ExporterConfig, ErrorsOfSeveralSectionsComeTogether) {
+  auto config = parse_config("http:\n  threads: 1\ncollectors:\n  rdma:\n    timeout: soon\n"
+                             "  textfile:\n    max_age: 1m\n",
+                             "");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().code(), ErrorCode::kInvalidConfig);
+  EXPECT_EQ(config.error().message(),
+            "3 errors:\n"
+            "  http.threads (line 2): thread count 1 is out of range 2-256\n"
+            "  collectors.rdma.timeout (line 5): invalid value 'soon' (expected a duration such "
+            "as 500ms, 10s or 2m)\n"
+            "  collectors.textfile (line 6): textfile needs a directory (or enabled: false)");
+}
+
 TEST(ExporterConfig, SyntaxErrorsNameLineAndColumn) {
   auto config = parse_config("http: [unclosed\n", "bad.yaml");
   ASSERT_FALSE(config.ok());

@@ -55,6 +55,14 @@ TEST(RdmaCollector, Mlx5PortCountersInBytesAndRoceHwCounters) {
   EXPECT_FALSE(
       value(f, "fabric_rdma_port_errors_total", port("mlx5_0", {{"counter", "port_xmit_wait"}})))
       << "a wait-tick counter, not an error";
+  EXPECT_EQ(value(f, "fabric_rdma_port_transmit_wait_total", port("mlx5_0")), 5000);
+  EXPECT_EQ(value(f, "fabric_rdma_rnr_nak_retry_errors_total", port("mlx5_0")), 6);
+  EXPECT_EQ(value(f, "fabric_rdma_device_info",
+                  {{"device", "mlx5_0"},
+                   {"board_id", "MT_0000000838"},
+                   {"firmware_version", "28.39.1002"},
+                   {"hca_type", "MT4129"}}),
+            1);
   EXPECT_EQ(value(f, "fabric_rdma_cnp_sent_total", port("mlx5_0")), 12);
   EXPECT_EQ(value(f, "fabric_rdma_cnp_handled_total", port("mlx5_0")), 10);
   EXPECT_EQ(value(f, "fabric_rdma_cnp_ignored_total", port("mlx5_0")), 0);
@@ -118,6 +126,11 @@ TEST(RdmaCollector, RxeHasPacketsButNoBytes) {
   EXPECT_EQ(
       value(f, "fabric_rdma_port_counters_present", port("rxe0", {{"directory", "counters"}})), 0);
   EXPECT_EQ(value(f, "fabric_rdma_retransmits_total", port("rxe0")), 3);
+  EXPECT_EQ(
+      value(f, "fabric_rdma_device_info",
+            {{"device", "rxe0"}, {"board_id", ""}, {"firmware_version", ""}, {"hca_type", ""}}),
+      1)
+      << "files rxe lacks are empty labels, not errors";
   EXPECT_EQ(value(f, "fabric_rdma_out_of_sequence_total", port("rxe0")), 1);
   EXPECT_EQ(value(f, "fabric_rdma_packet_sequence_errors_total", port("rxe0")), 2);
   EXPECT_EQ(value(f, "fabric_rdma_port_rate_bytes_per_second", port("rxe0")), 2.5e9 / 8);

@@ -2,8 +2,11 @@
 // only its own families and shows in the self metrics.
 #include <condition_variable>
 #include <mutex>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "exporters/scraper.h"
 #include "tests/unit/exporter/metrics_view.h"
@@ -79,6 +82,36 @@ TEST(Scraper, ServesEveryCollectorWithSelfMetrics) {
   EXPECT_EQ(value(families, "fabric_exporter_collector_errors_total", {{"collector", "b"}}), 4)
       << "errors accumulate: it is a counter";
   EXPECT_EQ(value(families, "fabric_test_a", {{"from", "a"}}), 2);
+}
+
+// What the exporter logs at its default level (warn) while alive in this scope.
+class CapturedLog {
+public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>(
+        "captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_));
+    logger->set_level(spdlog::level::warn);
+    spdlog::set_default_logger(logger);
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return text_.str(); }
+
+private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// A collector error's cause reaches the default log level once, not on every scrape.
+TEST(Scraper, ACollectorErrorsCauseIsWarnedOnce) {
+  CapturedLog log;
+  Scraper scraper;
+  scraper.add(std::make_unique<FixedCollector>("b", "fabric_test_b", 2), {});
+  scraper.scrape();
+  EXPECT_NE(log.text().find("collector b: 2 error(s), first: lost series 0"), std::string::npos)
+      << log.text();
+  const std::string once = log.text();
+  scraper.scrape();
+  EXPECT_EQ(log.text(), once) << "the same cause again is not repeated at warn";
 }
 
 TEST(Scraper, AFailingCollectorCostsOnlyItself) {

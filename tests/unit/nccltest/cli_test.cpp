@@ -47,6 +47,20 @@ TEST(NcclTestCli, UsageErrorsNameTheOptionAndExit1) {
       << half.stderr_text;
 }
 
+// An output that cannot be written is refused before anything runs: the run would only
+// find out after its whole sweep.
+TEST(NcclTestCli, AnUnwritableOutputIsRefusedBeforeTheRun) {
+  for (const char* option : {"-J", "--prom", "--plot"}) {
+    SubprocessResult r =
+        run({"--backend", "mpi", "-b", "8", "-e", "8", option, "/nonexistent/out"});
+    EXPECT_EQ(r.exit_status, 1) << option << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("/nonexistent/out: no folder /nonexistent/ to write it in"),
+              std::string::npos)
+        << r.stderr_text;
+    EXPECT_EQ(r.stdout_text, "") << "nothing ran";
+  }
+}
+
 TEST(NcclTestCli, OnlyRankZeroPrintsAnErrorEveryRankHas) {
   SubprocessResult other =
       run({"-n", "0"}, {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}});

@@ -1,4 +1,6 @@
 // Option validation in its three steps: alone, against the backend, against the ranks.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "nccltest/options.h"
@@ -74,6 +76,47 @@ TEST(NcclTestOptions, BadValuesNameTheOptionAndTheValue) {
   EXPECT_NE(message(parse({"--pairs-size", "1M"})).find("only mean something with --pairs"),
             std::string::npos);
   EXPECT_NE(message(parse({"-T", "-1"})).find("-T/--timeout"), std::string::npos);
+}
+
+// -e 100G alone would take 1 MiB steps (-i's default): the fix to suggest is -f 2, and the
+// option to blame the one typed.
+TEST(NcclTestOptions, AHugeMaxbytesWithoutAFactorSuggestsOne) {
+  auto o = parse({"-e", "100G"});
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.error().operation(), "-e/--maxbytes") << message(o);
+  EXPECT_NE(message(o).find("give -f 2"), std::string::npos) << message(o);
+  EXPECT_TRUE(parse({"-e", "100G", "-f", "2"}).ok());
+  // With -i given, -i is the one to blame.
+  EXPECT_EQ(parse({"-e", "100G", "-i", "1K"}).error().operation(), "-i/--stepbytes");
+}
+
+TEST(NcclTestOptions, PairsRefusesOutputsThatCannotServeIt) {
+  EXPECT_NE(message(parse({"--pairs", "-e", "1M", "--plot", "p.svg"})).find("--plot: "),
+            std::string::npos);
+  EXPECT_NE(message(parse({"--pairs", "-e", "1M", "--prom", "p.prom"})).find("--prom: "),
+            std::string::npos);
+  EXPECT_TRUE(parse({"--pairs", "-e", "1M", "--pairs-heatmap", "h.svg", "-J", "p.json"}).ok());
+}
+
+TEST(NcclTestOptions, OutputPathsAreCheckedBeforeARun) {
+  char dir[] = "/tmp/fabric-nccltest-out-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string folder = dir;
+  auto ok = parse({"-J", folder + "/r.json", "--prom", folder + "/r.prom"});
+  ASSERT_TRUE(ok.ok()) << message(ok);
+  EXPECT_TRUE(check_output_paths(*ok).ok());
+  auto relative = parse({"-J", "r.json"});
+  EXPECT_TRUE(check_output_paths(*relative).ok()) << "the working directory";
+  auto missing = parse({"--plot", folder + "/no/p.svg"});
+  auto checked = check_output_paths(*missing);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().operation(), "--plot");
+  EXPECT_NE(checked.error().message().find("no folder " + folder + "/no/"), std::string::npos)
+      << checked.error().message();
+  auto a_folder = parse({"-J", folder});
+  ASSERT_FALSE(check_output_paths(*a_folder).ok());
+  EXPECT_NE(check_output_paths(*a_folder).error().message().find("is a folder"), std::string::npos);
+  ::rmdir(dir);
 }
 
 TEST(NcclTestOptions, TypeOrOpTheBackendLacksNamesBoth) {

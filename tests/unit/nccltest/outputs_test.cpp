@@ -183,6 +183,20 @@ TEST(BusbwPlot, IsAStandaloneSvgWithTheCeiling) {
   }
 }
 
+// The demo's case: 0.03 GB/s measured under a 0.3125 GB/s line rate. The axis follows the
+// data (its top tick 0.03), and the line rate is named above it instead of squashing the
+// curve.
+TEST(BusbwPlot, AxisFollowsTheDataWhenTheLineRateIsFarAbove) {
+  RunRecord r = sample_record();
+  r.rows = {row(1024, 0.01), row(4u << 20, 0.03 / 1.1)};
+  r.footer.line_rate.ceiling_gbytes = 0.3125;
+  std::string svg = render_busbw_plot(r);
+  EXPECT_NE(svg.find(">0.03</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find(">0.3</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("stroke-dasharray"), std::string::npos);
+  EXPECT_NE(svg.find("line rate 0.3125 GB/s, above this scale"), std::string::npos) << svg;
+}
+
 TEST(Summary, ThresholdIsJudgedOnLargeSizes) {
   std::vector<SizeRow> rows = {row(1024, 0.5), row(64u << 20, 10.0), row(128u << 20, 12.0)};
   RunFooter f;

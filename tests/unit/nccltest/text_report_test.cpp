@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/build_info.h"
 #include "nccltest/text_report.h"
 #include "tests/unit/nccltest/nccl_tests_parsers.h"
 
@@ -89,10 +90,13 @@ TEST(NcclTestsText, RowsAreTheSameBytesAsNcclTests) {
 TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
   const std::vector<std::string> theirs = lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
   const std::vector<std::string> ours = lines_of(render_text_header(header_like_fixture()));
-  // The version, "Collective test starting" and parameter lines, then (after our own
-  // '#' line) the devices and the three table-header lines, byte for byte.
+  // Our own first line (what ran), then "Collective test starting" and the parameter
+  // lines, then (after our own '#' line) the devices and the three table-header lines, byte
+  // for byte.
   ASSERT_GE(ours.size(), 16u);
-  EXPECT_EQ(ours[0], theirs[0]);
+  EXPECT_EQ(ours[0], "# fabric-nccltest " + std::string(build_info().version) +
+                         " (nccl-tests 2.19.6 output), backend nccl, NCCL library 2.28.7 "
+                         "(headers 2.28.7)\n");
   EXPECT_EQ(ours[1], theirs[1]);
   EXPECT_EQ(ours[2].substr(0, 18), theirs[2].substr(0, 18)); // nGpus differs: 1 per rank here
   EXPECT_EQ(ours[3].rfind("# fabric-nccltest: backend nccl, ", 0), 0u) << ours[3];
@@ -101,6 +105,21 @@ TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(ours[ours.size() - 4 + i], theirs[13 + i]) << "line " << i;
   }
+}
+
+// Pasted into a ticket, an MPI run must not read as nccl-tests on some NCCL.
+TEST(NcclTestsText, FirstLineSaysWhatRan) {
+  RunHeader h = header_like_fixture();
+  h.backend = "mpi";
+  h.nccl_library = 0;
+  h.nccl_headers = 22809;
+  const std::string first = lines_of(render_text_header(h))[0];
+  EXPECT_EQ(first, "# fabric-nccltest " + std::string(build_info().version) +
+                       " (nccl-tests 2.19.6 output), backend mpi, NCCL library none (headers "
+                       "2.28.9)\n");
+  EXPECT_EQ(first.find("nccl-tests version"), std::string::npos);
+  EXPECT_EQ(nccl_version_text(22809), "2.28.9");
+  EXPECT_EQ(nccl_version_text(21903), "2.19.3");
 }
 
 TEST(NcclTestsText, FooterLinesMatchNcclTests) {

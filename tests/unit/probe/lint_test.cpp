@@ -8,11 +8,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
 #include "common/json.h"
+#include "common/strings.h"
 #include "probes/lint/lint.h"
 #include "probes/lint/lint_collect.h"
 #include "probes/lint/lint_report.h"
@@ -605,6 +607,56 @@ TEST(LintReport, JsonShape) {
   EXPECT_EQ(summary["warn"].GetUint64(), 0u);
   EXPECT_EQ(summary["unknown"].GetUint64(), 0u);
   EXPECT_FALSE((*doc)["ok"].GetBool());
+}
+
+// Under a root, the process limit and the netns mode are the root's files, not this
+// process's limit or this kernel's mode.
+TEST_F(LintCollect, RootGivesMemlockAndNetnsMode) {
+  LintSources sources = sources_;
+  sources.memlock = nullptr;
+  sources.netns_mode = nullptr;
+  auto in = collect_lint_inputs(sources);
+  ASSERT_TRUE(in.ok()) << in.error().message();
+  ASSERT_TRUE(in->memlock.ok()) << in->memlock.error().message();
+  EXPECT_EQ(in->memlock->soft, std::optional<uint64_t>(65536));
+  EXPECT_EQ(in->memlock->hard, std::optional<uint64_t>(65536));
+  ASSERT_TRUE(in->netns_mode.ok()) << in->netns_mode.error().message();
+  EXPECT_EQ(*in->netns_mode, NetnsMode::kExclusive);
+}
+
+TEST(LintCollectLimits, MemlockRowOfProcLimits) {
+  auto limit = parse_proc_limits_memlock("Limit  Soft Limit  Hard Limit  Units\n"
+                                         "Max locked memory  unlimited  8388608  bytes\n");
+  ASSERT_TRUE(limit.ok()) << limit.error().message();
+  EXPECT_FALSE(limit->soft);
+  EXPECT_EQ(limit->hard, std::optional<uint64_t>(8388608));
+  EXPECT_FALSE(parse_proc_limits_memlock("Max open files 1024 1024 files\n").ok());
+  EXPECT_FALSE(parse_proc_limits_memlock("Max locked memory  lots  8 bytes\n").ok());
+}
+
+TEST(LintReport, RepeatedVerdictsShareALineWithinTheTerminalWidth) {
+  std::vector<LintCheck> checks;
+  const std::string message = "eth's driver has no DCB support (EOPNOTSUPP), so PFC cannot be "
+                              "read here; a lossless priority, if any, is set on the switch";
+  for (int i = 0; i < 28; ++i)
+    checks.push_back(
+        {"pfc_on_roce_priority", Verdict::kUnknown, "eth" + std::to_string(i), message});
+  checks.push_back({"memlock", Verdict::kPass, "node", "RLIMIT_MEMLOCK soft unlimited"});
+  std::string text = render_lint_text(checks);
+  EXPECT_EQ(text.find("unknown"), text.rfind("unknown  ")) << text;
+  EXPECT_NE(text.find("eth0, eth1, eth2"), std::string::npos) << text;
+  EXPECT_NE(text.find("more)"), std::string::npos) << text;
+  EXPECT_NE(text.find("29 checks: 1 pass, 0 warn, 0 fail, 28 unknown"), std::string::npos);
+  std::size_t begin = 0;
+  for (std::size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
+    EXPECT_LT(end - begin, 100u) << text.substr(begin, end - begin);
+  }
+  std::string words; // the wrapped message with its line breaks and indents undone
+  for (char c : text.substr(text.find("eth's"), text.find("pass") - text.find("eth's"))) {
+    if (c == '\n') c = ' ';
+    if (c != ' ' || (!words.empty() && words.back() != ' ')) words += c;
+  }
+  EXPECT_EQ(std::string(trim(words)), message) << text;
 }
 
 TEST(LintReport, TextIsAlignedOneLinePerCheck) {

@@ -72,6 +72,29 @@ TEST(MeshReport, TextMatrixIsAlignedAndMarksProblems) {
   EXPECT_NE(text.find("x no result gpu-04 -> gpu-01: connection refused"), std::string::npos);
 }
 
+// One dead host among five: one line naming it and the pairs it cost, not eight chains;
+// a failed pair between live hosts keeps its own line.
+TEST(MeshReport, ADeadHostIsOneLine) {
+  MeshReport r = sample_report();
+  r.failures.clear();
+  for (std::size_t other = 0; other < r.hosts.size(); ++other) {
+    if (other == 4) continue;
+    r.matrix[4][other] = r.matrix[other][4] = std::nullopt;
+    r.failures.push_back({4, other, "tcp_bw to gpu-05: connecting: Connection refused"});
+    r.failures.push_back({other, 4, "tcp_bw to gpu-05: connecting: Connection refused"});
+  }
+  r.failures.push_back({1, 2, "timeout after 10 s"});
+  std::string text = render_mesh_text(r);
+  EXPECT_EQ(text.find("x no result gpu-05 ->"), std::string::npos) << text;
+  const std::string line = "x no result for host gpu-05 in any of its 8 pairs; first: tcp_bw to "
+                           "gpu-05: connecting: Connection refused (every error: --log-level "
+                           "debug)\n";
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpu-05 in any"), text.rfind("gpu-05 in any")) << text;
+  EXPECT_NE(text.find("x no result gpu,02 -> gpu<03>&\"x\": timeout after 10 s"), std::string::npos)
+      << text;
+}
+
 TEST(MeshReport, TextMarksSlowHostsAndSaysWhenAllIsWell) {
   MeshReport r = sample_report();
   r.outliers = {};

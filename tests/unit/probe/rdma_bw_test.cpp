@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "probes/rdma/rdma_bw.h"
+#include "probes/rdma/rdma_connect.h"
 
 namespace fabric::probes {
 namespace {
@@ -24,6 +25,17 @@ TEST(RdmaBwSignalInterval, LargeMessagesAreSignalledWithinAFewMegabytes) {
     EXPECT_GE(every, 1u) << size;
     EXPECT_LE(every * size, std::max<uint64_t>(kSignalBytes, size)) << size;
   }
+}
+
+// On loopback this side's address is the peer's: the error says "choosing a GID for
+// 127.0.0.1 on lo" once, not again as "choosing the GID for 127.0.0.1".
+TEST(RdmaGidChoice, ErrorOnLoopbackNamesTheAddressOnce) {
+  auto chosen = choose_local_gid(SysfsReader(FABRIC_TEST_DATA_DIR "/probe/no_such_root"),
+                                 std::nullopt, 1, std::nullopt, "127.0.0.1");
+  ASSERT_FALSE(chosen.ok());
+  const std::string message = chosen.error().message();
+  EXPECT_NE(message.find("choosing a GID for 127.0.0.1 on lo"), std::string::npos) << message;
+  EXPECT_EQ(message.find("127.0.0.1"), message.rfind("127.0.0.1")) << message;
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -113,6 +114,36 @@ TEST(TcpProbe, BandwidthForADurationReportsWhatArrived) {
   EXPECT_DOUBLE_EQ((*doc)["summary"]["avg_gbps"].GetDouble(), report->avg_gbps());
   EXPECT_EQ((*doc)["directions"][0]["receiver"]["bytes"].GetUint64(), d.receiver.bytes);
   EXPECT_NE(render_tcp_bw_text(*report).find("client -> agent"), std::string::npos);
+}
+
+TEST(TcpProbe, IntervalsFollowEachOtherAndAddUpToWhatWasSent) {
+  RunningAgent agent("agent-a");
+  TcpBwOptions o;
+  o.duration = 400ms;
+  std::mutex mutex;
+  std::vector<TcpInterval> seen;
+  TcpIntervalReporting intervals;
+  intervals.period = 100ms;
+  intervals.report = [&](const TcpInterval& interval) {
+    std::lock_guard lock(mutex);
+    seen.push_back(interval);
+  };
+  auto report = run_tcp_bw("127.0.0.1", agent.port(), o, nullptr, intervals);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  ASSERT_GE(seen.size(), 2u);
+  uint64_t bytes = 0;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (i > 0) {
+      EXPECT_DOUBLE_EQ(seen[i].start_s, seen[i - 1].end_s);
+    }
+    EXPECT_GT(seen[i].end_s, seen[i].start_s);
+    bytes += seen[i].bytes;
+  }
+  EXPECT_EQ(seen.front().start_s, 0.0);
+  EXPECT_EQ(bytes, report->directions[0].sender.bytes);
+
+  TcpInterval one{2.0, 3.0, 1'250'000'000};
+  EXPECT_EQ(render_tcp_interval_text(one), "[   2.0-   3.0 s]     1.16 GiB  10.000 Gb/s\n");
 }
 
 TEST(TcpProbe, LatencySummaryIsOrdered) {

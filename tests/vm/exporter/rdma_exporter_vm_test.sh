@@ -42,7 +42,7 @@ collectors:
 YAML
 "$EXPORTER" --config "$WORK/config.yaml" --listen 127.0.0.1:0 --log-level info 2>"$WORK/exporter.log" &
 pids+=($!)
-port_of() { sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$WORK/exporter.log"; }
+port_of() { sed -n 's/^fabric-exporter: listening on .*:\([0-9]*\)$/\1/p' "$WORK/exporter.log"; }
 has_port() { [[ -n $(port_of) ]]; }
 poll 30 has_port || { cat "$WORK/exporter.log"; exit 1; }
 PORT=$(port_of)
