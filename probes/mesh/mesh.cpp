@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <sstream>
-#include <thread>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -14,15 +12,12 @@
 #include "probes/agent/protocol.h"
 #include "probes/agent/session.h"
 #include "probes/mesh/mesh_schedule.h"
+#include "probes/mesh/pair_scheduler.h"
 
 namespace fabric::probes {
 namespace {
 
 using namespace std::chrono_literals;
-
-bool looks_like_file(const std::string& arg) {
-  return arg.find('/') != std::string::npos || arg.find(',') == std::string::npos;
-}
 
 // Merges the members of `extra` into `params` (extra wins).
 Result<std::string> merge_params(const std::string& params_json, const std::string& extra_json) {
@@ -42,56 +37,6 @@ Result<std::string> merge_params(const std::string& params_json, const std::stri
 }
 
 } // namespace
-
-Result<std::vector<MeshHost>> parse_mesh_hosts(const std::vector<std::string>& entries,
-                                               uint16_t default_port, std::string_view where) {
-  std::vector<MeshHost> hosts;
-  for (const auto& entry : entries) {
-    FABRIC_ASSIGN_OR_RETURN(Endpoint agent,
-                            parse_endpoint(entry, default_port, std::string(where)));
-    for (const auto& h : hosts) {
-      if (h.agent.host == agent.host && h.agent.port == agent.port) {
-        return Error(ErrorCode::kInvalidArgument, std::string(where),
-                     "'" + entry + "' is listed twice");
-      }
-    }
-    hosts.push_back({entry, agent});
-  }
-  if (hosts.size() < 2) {
-    return Error(ErrorCode::kInvalidArgument, std::string(where),
-                 "needs at least two hosts, got " + std::to_string(hosts.size()));
-  }
-  return hosts;
-}
-
-Result<std::vector<MeshHost>> load_mesh_hosts(const std::string& arg, uint16_t default_port) {
-  if (looks_like_file(arg)) {
-    auto text = read_file(arg);
-    if (text.ok()) {
-      std::vector<std::string> entries;
-      std::istringstream lines(*text);
-      std::string line;
-      while (std::getline(lines, line)) {
-        std::string entry{trim(line.substr(0, line.find('#')))};
-        if (!entry.empty()) entries.push_back(entry);
-      }
-      return parse_mesh_hosts(entries, default_port, "--hosts " + arg);
-    }
-    // A single name that is no file is a (too short) list; a path must exist.
-    if (arg.find('/') != std::string::npos || text.error().code() != ErrorCode::kNotFound) {
-      return std::move(text).error().with_context("--hosts");
-    }
-  }
-  std::vector<std::string> entries;
-  std::string_view rest = arg;
-  while (!rest.empty()) {
-    auto comma = rest.find(',');
-    std::string entry{trim(rest.substr(0, comma))};
-    if (!entry.empty()) entries.push_back(entry);
-    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
-  }
-  return parse_mesh_hosts(entries, default_port, "--hosts");
-}
 
 Result<MeshTest> make_mesh_test(const std::string& name, const MeshTestSettings& s) {
   MeshTest t;
@@ -180,15 +125,17 @@ PairOutcome delegate_pair(const MeshHost& source, const MeshHost& destination, c
   return {*value, ""};
 }
 
+PairRunner agent_pair_runner(const MeshOptions& options) {
+  std::optional<Token> token = options.token;
+  return [token](const MeshHost& source, const MeshHost& destination, const MeshTest& test,
+                 std::chrono::milliseconds timeout) {
+    return delegate_pair(source, destination, test, timeout, token ? &*token : nullptr);
+  };
+}
+
 Result<std::vector<MeshReport>> run_mesh(const MeshOptions& options, const MeshProgressFn& progress,
                                          const PairRunner& given_runner) {
-  const Token* token = options.token ? &*options.token : nullptr;
-  const PairRunner runner =
-      given_runner ? given_runner
-                   : PairRunner([token](const MeshHost& source, const MeshHost& destination,
-                                        const MeshTest& test, std::chrono::milliseconds timeout) {
-                       return delegate_pair(source, destination, test, timeout, token);
-                     });
+  const PairRunner runner = given_runner ? given_runner : agent_pair_runner(options);
   const std::size_t n = options.hosts.size();
   if (n < 2) return Error(ErrorCode::kInvalidArgument, "--hosts", "needs at least two hosts");
   std::vector<MeshReport> reports;
@@ -209,21 +156,18 @@ Result<std::vector<MeshReport>> run_mesh(const MeshOptions& options, const MeshP
     report.matrix.assign(n, std::vector<std::optional<double>>(n));
 
     auto rounds = schedule_rounds(n, test.ordered);
+    std::vector<std::vector<PairOutcome>> outcomes(rounds.size());
+    for (std::size_t r = 0; r < rounds.size(); ++r)
+      outcomes[r].resize(rounds[r].size());
+    run_scheduled_pairs(rounds, n, options.parallel, [&](std::size_t r, std::size_t i) {
+      auto [src, dst] = rounds[r][i];
+      tell({&test, r + 1, rounds.size(), &options.hosts[src], &options.hosts[dst], false});
+      outcomes[r][i] = runner(options.hosts[src], options.hosts[dst], test, options.pair_timeout);
+    });
     for (std::size_t r = 0; r < rounds.size(); ++r) {
-      std::vector<PairOutcome> outcomes(rounds[r].size());
-      std::vector<std::thread> threads;
-      for (std::size_t i = 0; i < rounds[r].size(); ++i) {
-        threads.emplace_back([&, r, i] {
-          auto [src, dst] = rounds[r][i];
-          tell({&test, r + 1, rounds.size(), &options.hosts[src], &options.hosts[dst], false});
-          outcomes[i] = runner(options.hosts[src], options.hosts[dst], test, options.pair_timeout);
-        });
-      }
-      for (auto& t : threads)
-        t.join();
       for (std::size_t i = 0; i < rounds[r].size(); ++i) {
         auto [src, dst] = rounds[r][i];
-        const PairOutcome& o = outcomes[i];
+        const PairOutcome& o = outcomes[r][i];
         if (o.value) {
           report.matrix[src][dst] = o.value;
           if (!test.ordered) report.matrix[dst][src] = o.value;
@@ -273,19 +217,10 @@ Result<std::vector<MeshReport>> run_mesh(const MeshOptions& options, const MeshP
 }
 
 std::string render_mesh_reports_json(const std::vector<MeshReport>& reports, bool pretty) {
-  json::Writer w(pretty);
-  w.begin_object().field("schema_version", json::kSchemaVersion).field("test", "mesh");
-  w.key("hosts").begin_array();
-  if (!reports.empty()) {
-    for (const auto& h : reports.front().hosts)
-      w.value(h);
-  }
-  w.end_array();
-  w.key("tests").begin_array();
-  for (const auto& r : reports)
-    write_mesh_json(w, r);
-  w.end_array().end_object();
-  return w.str();
+  static const std::vector<std::string> no_hosts;
+  return render_mesh_document(
+      reports.empty() ? no_hosts : reports.front().hosts, reports.size(),
+      [&](json::Writer& w, std::size_t t) { write_mesh_json(w, reports[t]); }, pretty);
 }
 
 std::string per_test_path(const std::string& path, const std::string& test, bool several) {

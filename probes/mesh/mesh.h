@@ -17,22 +17,13 @@
 #include "common/result.h"
 #include "probes/agent/auth.h"
 #include "probes/agent/tcp_socket.h"
+#include "probes/mesh/mesh_hosts.h"
+#include "probes/mesh/mesh_patterns.h"
 #include "probes/mesh/mesh_report.h"
 #include "probes/mesh/outliers.h"
+#include "probes/mesh/pair_scheduler.h"
 
 namespace fabric::probes {
-
-struct MeshHost {
-  std::string name; // the entry as the user wrote it: matrix labels
-  Endpoint agent;
-};
-
-// Hosts from `--hosts`: a file with one host or host:port per line ('#' starts a
-// comment, blank lines are skipped), or a comma-separated list. Duplicates and fewer
-// than two hosts are errors naming the entry.
-Result<std::vector<MeshHost>> load_mesh_hosts(const std::string& arg, uint16_t default_port);
-Result<std::vector<MeshHost>> parse_mesh_hosts(const std::vector<std::string>& entries,
-                                               uint16_t default_port, std::string_view where);
 
 // One test of the mesh and how to read its reports.
 struct MeshTest {
@@ -91,8 +82,16 @@ struct MeshOptions {
   std::chrono::milliseconds pair_timeout{std::chrono::seconds(60)};
   double outlier_threshold = 3.5;
   bool retest = true;
-  std::optional<Token> token; // for agents that ask for one
+  std::optional<Token> token;                   // for agents that ask for one
+  std::size_t parallel = kDefaultParallelPairs; // pairs running at a time
+  // Set: a pattern and narrowing down (pattern_mesh.h) instead of every pair.
+  std::optional<PatternSpec> pattern;
+  bool narrow = true;
+  double low_relative = 0.20; // narrowing: a result this much worse than the median is low
 };
+
+// delegate_pair() with the options' token.
+PairRunner agent_pair_runner(const MeshOptions& options);
 
 // One report per test, in the order of options.tests.
 Result<std::vector<MeshReport>> run_mesh(const MeshOptions& options,

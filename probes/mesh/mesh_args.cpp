@@ -64,6 +64,37 @@ Result<MeshOptions> make_mesh_options(const MeshArgs& a) {
                             units::parse_positive(*a.outlier_threshold, "--outlier-threshold"));
   }
   o.retest = !a.no_retest;
+  if (a.pattern) {
+    FABRIC_ASSIGN_OR_RETURN(o.pattern, parse_pattern(*a.pattern));
+  }
+  if (a.seed) {
+    if (!o.pattern || o.pattern->kind != PatternKind::kRandom) {
+      return Error(ErrorCode::kInvalidArgument, "--seed", "only random patterns take a seed");
+    }
+    FABRIC_ASSIGN_OR_RETURN(o.pattern->seed, units::parse_uint(*a.seed, "--seed"));
+  }
+  if ((!o.pattern || o.pattern->kind == PatternKind::kAllPairs) &&
+      o.hosts.size() > kMaxAllPairsHosts) {
+    return Error(
+        ErrorCode::kInvalidArgument, "--hosts",
+        std::to_string(o.hosts.size()) + " hosts are " + std::to_string(o.hosts.size() - 1) +
+            " rounds of all pairs and an n x n matrix; above " + std::to_string(kMaxAllPairsHosts) +
+            " hosts choose a --pattern (ring, random:K, leaf-local, cross-leaf)");
+  }
+  if (a.parallel) {
+    FABRIC_ASSIGN_OR_RETURN(uint64_t parallel,
+                            units::parse_uint(*a.parallel, "--parallel", 1, kMaxParallelPairs));
+    o.parallel = static_cast<std::size_t>(parallel);
+  }
+  if (a.low) {
+    FABRIC_ASSIGN_OR_RETURN(double low, units::parse_positive(*a.low, "--low"));
+    if (low >= 100) return Error(ErrorCode::kInvalidArgument, "--low", "must be below 100 (%)");
+    o.low_relative = low / 100;
+  }
+  if (a.no_narrow && !o.pattern) {
+    return Error(ErrorCode::kInvalidArgument, "--no-narrow", "only applies with --pattern");
+  }
+  o.narrow = !a.no_narrow;
   FABRIC_ASSIGN_OR_RETURN(o.token, load_token(a.token_file));
   return o;
 }

@@ -23,11 +23,19 @@ struct MeshArgs {
   std::optional<std::string> pair_timeout;
   std::optional<std::string> outlier_threshold;
   std::optional<std::string> token_file; // else $FABRIC_PROBE_TOKEN_FILE
+  std::optional<std::string> pattern;
+  std::optional<std::string> seed;
+  std::optional<std::string> parallel;
+  std::optional<std::string> low;
+  bool no_narrow = false;
   std::string csv;
   std::string heatmap;
   bool no_retest = false;
   bool json = false;
 };
+
+// All pairs hold an n x n matrix and take n - 1 rounds: past this many hosts, a pattern.
+inline constexpr std::size_t kMaxAllPairsHosts = 1024;
 
 // Reads the hosts file and the token file too; errors name the flag.
 Result<MeshOptions> make_mesh_options(const MeshArgs& args);

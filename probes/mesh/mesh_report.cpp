@@ -12,7 +12,8 @@ namespace fabric::probes {
 namespace {
 
 std::optional<double> cell_of(const MeshReport& r, std::size_t row, std::size_t col) {
-  if (row == col || row >= r.matrix.size() || col >= r.matrix[row].size()) return std::nullopt;
+  if ((row == col && !r.self_pairs) || row >= r.matrix.size() || col >= r.matrix[row].size())
+    return std::nullopt;
   return r.matrix[row][col];
 }
 
@@ -25,13 +26,6 @@ std::string format_value(const MeshReport& r, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, r.unit == "us" ? "%.2f" : "%.1f", v);
   return buf;
-}
-
-// The shortest text that reads back as the same double.
-std::string exact(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
 std::set<std::pair<std::size_t, std::size_t>> flagged_cells(const MeshReport& r) {
@@ -53,16 +47,6 @@ std::string pad_left(const std::string& s, std::size_t width) {
 }
 std::string pad_right(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
 }
 
 std::string xml_escape(const std::string& s) {
@@ -160,6 +144,38 @@ std::string num(double v) {
 }
 
 } // namespace
+
+std::string exact_number(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+std::string mesh_csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string render_mesh_document(const std::vector<std::string>& hosts, std::size_t tests,
+                                 const std::function<void(json::Writer&, std::size_t)>& write_test,
+                                 bool pretty) {
+  json::Writer w(pretty);
+  w.begin_object().field("schema_version", json::kSchemaVersion).field("test", "mesh");
+  w.key("hosts").begin_array();
+  for (const auto& h : hosts)
+    w.value(h);
+  w.end_array();
+  w.key("tests").begin_array();
+  for (std::size_t t = 0; t < tests; ++t)
+    write_test(w, t);
+  w.end_array().end_object();
+  return w.str();
+}
 
 std::string render_mesh_text(const MeshReport& r) {
   const std::size_t n = r.hosts.size();
@@ -327,13 +343,13 @@ std::string render_mesh_csv(const MeshReport& r) {
   const std::size_t n = r.hosts.size();
   std::string out = "source";
   for (const auto& h : r.hosts)
-    out += "," + csv_field(h);
+    out += "," + mesh_csv_field(h);
   out += "\r\n";
   for (std::size_t i = 0; i < n; ++i) {
-    out += csv_field(r.hosts[i]);
+    out += mesh_csv_field(r.hosts[i]);
     for (std::size_t j = 0; j < n; ++j) {
       out += ",";
-      if (auto v = cell_of(r, i, j)) out += exact(*v);
+      if (auto v = cell_of(r, i, j)) out += exact_number(*v);
     }
     out += "\r\n";
   }
@@ -398,15 +414,16 @@ std::string render_mesh_svg(const MeshReport& r) {
       const int x = left + static_cast<int>(j) * kCell, y = top + static_cast<int>(i) * kCell;
       const auto v = cell_of(r, i, j);
       const bool flagged = cells.count({i, j}) > 0;
-      std::string fill = i == j ? "#f2f2f2" : v ? colour_at(scale.goodness(*v)) : "#bdbdbd";
+      const bool blank = i == j && !r.self_pairs;
+      std::string fill = blank ? "#f2f2f2" : v ? colour_at(scale.goodness(*v)) : "#bdbdbd";
       std::string tip = xml_escape(r.hosts[i] + " -> " + r.hosts[j] + ": ");
-      tip += i == j ? "-" : v ? xml_escape(format_value(r, *v) + " " + r.unit) : "no result";
+      tip += blank ? "-" : v ? xml_escape(format_value(r, *v) + " " + r.unit) : "no result";
       if (flagged) tip += " (flagged)";
       line("<g><title>" + tip + "</title><rect x=\"" + std::to_string(x + 1) + "\" y=\"" +
            std::to_string(y + 1) + "\" width=\"" + std::to_string(kCell - 2) + "\" height=\"" +
            std::to_string(kCell - 2) + "\" fill=\"" + fill + "\"" +
            (flagged ? " stroke=\"#000000\" stroke-width=\"3\"" : "") + "/>");
-      if (i != j && values_fit) {
+      if (!blank && values_fit) {
         line("<text x=\"" + std::to_string(x + kCell / 2) + "\" y=\"" +
              std::to_string(y + kCell / 2 + 4) + "\" text-anchor=\"middle\" font-size=\"10\">" +
              (v ? xml_escape(format_value(r, *v)) : std::string("x")) + "</text>");

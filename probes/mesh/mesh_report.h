@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ struct MeshReport {
   std::string unit;               // "Gb/s" or "us"
   Better better = Better::kHigher;
   MeshMatrix matrix; // [source][destination]
+  // Rows are groups of hosts (a leaf): the diagonal holds the pairs inside a group.
+  bool self_pairs = false;
   OutlierReport outliers;
   std::vector<MeshRetest> retests;
   std::vector<MeshFailure> failures;
@@ -63,5 +66,15 @@ std::string render_mesh_csv(const MeshReport& report);
 // in bold red, and a tooltip (<title>) per cell. The scale spans at least 20% of the best
 // value (25% for latency), so that a few percent of noise does not look alarming.
 std::string render_mesh_svg(const MeshReport& report);
+
+// The pieces every mesh report shares. RFC 4180 quoting of one CSV field; the shortest
+// text that reads back as the same double.
+std::string mesh_csv_field(const std::string& field);
+std::string exact_number(double value);
+// {"schema_version": 1, "test": "mesh", "hosts": [...], "tests": [...]}, each test's
+// object written by `write_test(writer, index)`.
+std::string render_mesh_document(const std::vector<std::string>& hosts, std::size_t tests,
+                                 const std::function<void(json::Writer&, std::size_t)>& write_test,
+                                 bool pretty = true);
 
 } // namespace fabric::probes

@@ -95,7 +95,7 @@ bool wait_for(const std::function<bool()>& condition, std::chrono::milliseconds 
 }
 
 ProbeAgent::ProbeAgent(const std::string& ns, const TempDir& dir, const std::string& name,
-                       std::vector<std::string> extra_args)
+                       std::vector<std::string> extra_args, std::chrono::milliseconds ready_within)
     : port_file_(dir.file(name + ".port")),
       process_(
           [&] {
@@ -116,7 +116,7 @@ ProbeAgent::ProbeAgent(const std::string& ns, const TempDir& dir, const std::str
   if (!process_.started()) return;
   // The port file appears once the agent listens (written atomically: whole or absent).
   bool listening =
-      wait_for([&] { return !read_text(port_file_).empty() || !process_.running(); }, 10s);
+      wait_for([&] { return !read_text(port_file_).empty() || !process_.running(); }, ready_within);
   std::string text = read_text(port_file_);
   if (listening && !text.empty()) port_ = static_cast<uint16_t>(std::stoul(text));
 }

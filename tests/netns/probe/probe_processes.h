@@ -62,8 +62,10 @@ std::string read_text(const std::string& path);
 // `fabric-probe server --port 0` inside namespace `ns`, ready once its port file exists.
 class ProbeAgent {
 public:
+  // Waits up to `ready_within` for the port file.
   ProbeAgent(const std::string& ns, const TempDir& dir, const std::string& name,
-             std::vector<std::string> extra_args = {});
+             std::vector<std::string> extra_args = {},
+             std::chrono::milliseconds ready_within = std::chrono::seconds(10));
   bool ready() const { return port_ != 0; }
   uint16_t port() const { return port_; }
   BackgroundProcess& process() { return process_; }

@@ -1,0 +1,219 @@
+// The fleet simulation: N agents (64 by default) in their own namespaces, each behind a
+// veth on its leaf's bridge, eight hosts a leaf, the leaves joined by uplink veths to a
+// spine bridge, every host's egress shaped to 10 Mbit/s so that the CPU is not the
+// bottleneck. One fault is planted at a tenth of that rate with tc, first a slow node
+// (both ends of its veth), then a slow leaf uplink (both ends of the uplink veth); the
+// real `fabric-probe mesh --pattern` over TCP must name exactly that fault. Each run
+// prints one "fleet:" line (hosts, pattern, rounds, wall time, the coordinator's CPU time
+// and peak memory) that scripts/bench/fleet_mesh.sh collects; nothing here asserts a time.
+//
+// FABRIC_FLEET_HOSTS sets N (8 to 512, a multiple of 8).
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/json.h"
+#include "common/subprocess.h"
+#include "tests/netns/probe/probe_processes.h"
+#include "tests/netns/test_network.h"
+
+namespace fabric {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ProbeAgent;
+using testing::TempDir;
+using testing::TestNetwork;
+
+constexpr int kPerLeaf = 8;
+// Low enough that 32 pairs at once never make the CPU the bottleneck on a loaded machine.
+const char* const kRate = "10mbit";
+const char* const kSlowRate = "1mbit";
+
+int fleet_size() {
+  const char* env = std::getenv("FABRIC_FLEET_HOSTS");
+  int n = env != nullptr ? std::atoi(env) : 64;
+  return n >= 8 && n <= 512 && n % kPerLeaf == 0 ? n : 64;
+}
+
+std::vector<std::string> tbf(const std::string& ns, const std::string& dev, const char* rate) {
+  return {"tc",  "-n",   ns,   "qdisc", "replace", "dev",     dev,    "root",
+          "tbf", "rate", rate, "burst", "4kb",     "latency", "100ms"};
+}
+
+class FleetSimulation : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!testing::can_manage_network()) GTEST_SKIP() << testing::skip_reason();
+    n_ = fleet_size();
+    const std::string fab = net_.add_namespace("fab");
+    (void)fab;
+    ASSERT_TRUE(ip({"link", "add", "sp", "type", "bridge"}));
+    ASSERT_TRUE(ip({"link", "set", "sp", "up"}));
+    for (int l = 0; l < n_ / kPerLeaf; ++l) {
+      const std::string leaf = "lf" + std::to_string(l);
+      ASSERT_TRUE(ip({"link", "add", leaf, "type", "bridge"}));
+      ASSERT_TRUE(ip({"link", "set", leaf, "up"}));
+      auto [down, up] = net_.add_veth("u" + std::to_string(l), ns("fab"), ns("fab"));
+      ASSERT_FALSE(down.empty());
+      ASSERT_TRUE(ip({"link", "set", down, "master", leaf}));
+      ASSERT_TRUE(ip({"link", "set", up, "master", "sp"}));
+      uplinks_.push_back({down, up});
+    }
+    for (int i = 0; i < n_; ++i) {
+      const std::string host = "h" + std::to_string(i);
+      net_.add_namespace(host);
+      auto [inside, port] = net_.add_veth(host, ns(host), ns("fab"));
+      ASSERT_FALSE(inside.empty());
+      ASSERT_TRUE(ip({"link", "set", port, "master", "lf" + std::to_string(i / kPerLeaf)}));
+      ASSERT_TRUE(testing::run_checked(
+                      {"ip", "-n", ns(host), "addr", "add", address(i) + "/16", "dev", inside})
+                      .ok());
+      ASSERT_TRUE(testing::run_checked(tbf(ns(host), inside, kRate)).ok());
+      host_links_.push_back({inside, port});
+    }
+    // All agents start at once: one after the other, their start-up would dominate.
+    agents_.resize(n_);
+    std::vector<std::thread> starting;
+    for (int i = 0; i < n_; ++i) {
+      starting.emplace_back([this, i] {
+        agents_[i] =
+            std::make_unique<ProbeAgent>(ns("h" + std::to_string(i)), dir_, "a" + std::to_string(i),
+                                         std::vector<std::string>{}, 120s);
+      });
+    }
+    for (auto& t : starting)
+      t.join();
+    for (const auto& agent : agents_)
+      ASSERT_TRUE(agent->ready()) << agent->log();
+    std::ofstream out(dir_.file("hosts"));
+    out << "# HOST:PORT leaf=NAME\n";
+    for (int i = 0; i < n_; ++i)
+      out << entry(i) << " leaf=lf" << i / kPerLeaf << "\n";
+  }
+
+  bool ip(std::vector<std::string> args) {
+    args.insert(args.begin(), {"ip", "-n", ns("fab")});
+    auto r = testing::run_checked(args);
+    if (!r.ok()) ADD_FAILURE() << r.error().message();
+    return r.ok();
+  }
+  std::string ns(const std::string& suffix) const { return net_.ns_name(suffix); }
+  static std::string address(int i) {
+    return "10.79." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+  }
+  std::string entry(int i) const { return address(i) + ":" + std::to_string(agents_[i]->port()); }
+
+  // Runs the mesh from host 0's namespace; returns its JSON verdict and prints the figures.
+  rapidjson::Document run_mesh(const std::string& pattern, const std::string& fault) {
+    SubprocessOptions options;
+    options.timeout = 600s;
+    struct rusage before {
+    }, after{};
+    getrusage(RUSAGE_CHILDREN, &before);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run_subprocess({"ip",
+                             "netns",
+                             "exec",
+                             ns("h0"),
+                             FABRIC_PROBE_BINARY,
+                             "mesh",
+                             "--hosts",
+                             dir_.file("hosts"),
+                             "--test",
+                             "tcp_bw",
+                             "-D",
+                             "500ms",
+                             "--pattern",
+                             pattern,
+                             "--low",
+                             "50",
+                             "--json",
+                             "--csv",
+                             dir_.file(pattern + ".csv"),
+                             "--heatmap",
+                             dir_.file(pattern + ".svg")},
+                            options);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    getrusage(RUSAGE_CHILDREN, &after);
+    rapidjson::Document doc;
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    if (!r.ok()) return doc;
+    // 3: a fault was found. Never 2: every agent answered.
+    EXPECT_EQ(r->exit_status, 3) << r->stderr_text << r->stdout_text;
+    auto parsed = json::parse(r->stdout_text, "mesh output");
+    EXPECT_TRUE(parsed.ok()) << r->stdout_text;
+    if (!parsed.ok()) return doc;
+    doc = std::move(*parsed);
+    const auto& test = doc["tests"][0];
+    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+    const double cpu = seconds(after.ru_utime) + seconds(after.ru_stime) -
+                       seconds(before.ru_utime) - seconds(before.ru_stime);
+    std::printf("fleet: hosts=%d fault=%s pattern=%s pattern_rounds=%u follow_up_rounds=%u "
+                "verdict=\"%s\" wall_s=%.1f coordinator_cpu_s=%.2f children_max_rss_kb=%ld\n",
+                n_, fault.c_str(), pattern.c_str(), test["pattern_rounds"].GetUint(),
+                test["follow_up_rounds"].GetUint(), test["verdict"]["text"].GetString(), wall, cpu,
+                after.ru_maxrss);
+    std::fflush(stdout);
+    return doc;
+  }
+
+  int n_ = 0;
+  TestNetwork net_;
+  TempDir dir_;
+  std::vector<std::unique_ptr<ProbeAgent>> agents_;
+  std::vector<std::pair<std::string, std::string>> uplinks_, host_links_;
+};
+
+TEST_F(FleetSimulation, NamesAPlantedSlowNodeThenASlowUplink) {
+  const std::size_t limit = 2 * static_cast<std::size_t>(std::ceil(std::log2(n_))) + 2;
+
+  // A slow node: both directions of its veth, in a leaf of its own kind.
+  const int slow = n_ / 2 + 3;
+  const auto& [inside, port] = host_links_[slow];
+  ASSERT_TRUE(testing::run_checked(tbf(ns("h" + std::to_string(slow)), inside, kSlowRate)).ok());
+  ASSERT_TRUE(testing::run_checked(tbf(ns("fab"), port, kSlowRate)).ok());
+  {
+    auto doc = run_mesh("ring", "node");
+    ASSERT_TRUE(doc.IsObject());
+    const auto& test = doc["tests"][0];
+    const auto& verdict = test["verdict"];
+    EXPECT_STREQ(verdict["kind"].GetString(), "node") << verdict["text"].GetString();
+    ASSERT_EQ(verdict["hosts"].Size(), 1u);
+    EXPECT_EQ(verdict["hosts"][0].GetString(), entry(slow));
+    EXPECT_EQ(test["failures"]["count"].GetUint(), 0u);
+    EXPECT_LE(test["follow_up_rounds"].GetUint(), limit);
+    // Every measured pair is in the CSV; the heatmap has a row per leaf.
+    std::string csv = testing::read_text(dir_.file("ring.csv"));
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + test["results"].GetInt());
+    std::string svg = testing::read_text(dir_.file("ring.svg"));
+    EXPECT_NE(svg.find("!lf" + std::to_string(slow / kPerLeaf)), std::string::npos);
+  }
+  ASSERT_TRUE(testing::run_checked(tbf(ns("h" + std::to_string(slow)), inside, kRate)).ok());
+  ASSERT_TRUE(
+      testing::run_checked({"tc", "-n", ns("fab"), "qdisc", "del", "dev", port, "root"}).ok());
+
+  // A slow uplink: pairs inside its leaf stay fast, pairs across it are slow.
+  const int leaf = n_ / kPerLeaf / 2 + 1;
+  for (const auto& end : {uplinks_[leaf].first, uplinks_[leaf].second})
+    ASSERT_TRUE(testing::run_checked(tbf(ns("fab"), end, kSlowRate)).ok());
+  {
+    auto doc = run_mesh("cross-leaf", "uplink");
+    ASSERT_TRUE(doc.IsObject());
+    const auto& test = doc["tests"][0];
+    const auto& verdict = test["verdict"];
+    EXPECT_STREQ(verdict["kind"].GetString(), "uplink") << verdict["text"].GetString();
+    EXPECT_STREQ(verdict["leaf"].GetString(), ("lf" + std::to_string(leaf)).c_str());
+    EXPECT_LE(test["follow_up_rounds"].GetUint(), limit);
+  }
+}
+
+} // namespace
+} // namespace fabric
