@@ -6,7 +6,7 @@
 # coordinator's CPU time and peak memory, and the verdict.
 #
 #   scripts/bench/fleet_mesh.sh [TEST_BINARY] [SIZES...]      (default sizes: 32 64 128 256)
-# Needs root; run it under the tier lock (flock /work/.locks/tiers.lock when shared).
+# Needs root, and a machine running nothing else that creates namespaces.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
