@@ -95,6 +95,7 @@ const Loaded& loaded() {
     bind(cudart, a.graph_exec_destroy, "cudaGraphExecDestroy", cuda_error);
     bind(cudart, a.graph_destroy, "cudaGraphDestroy", cuda_error);
     bind(cudart, a.cuda_error_string, "cudaGetErrorString", cuda_error);
+    bind(cudart, a.memcpy_async, "cudaMemcpyAsync", cuda_error);
     if (!nccl_error.empty()) l.error = "libnccl " + nccl_error;
     if (!cuda_error.empty()) l.error = "libcudart " + cuda_error;
   });
