@@ -10,6 +10,10 @@ set_property(CACHE WITH_MPI PROPERTY STRINGS AUTO ON OFF)
 option(FABRIC_WERROR "Treat compiler warnings as errors" OFF)
 option(FABRIC_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 set(FABRIC_CUDA_ROOT /usr/local/cuda CACHE PATH "Where NCCL and the CUDA runtime live")
+# fabric-nccltest's data checks on the GPU: kernels compiled by FABRIC_CUDA_ROOT's nvcc and
+# embedded in the binary (nccltest/CMakeLists.txt). Without them the checks run on the host.
+set(FABRIC_CHECK_KERNELS AUTO CACHE STRING "Build the GPU check kernels with nvcc: AUTO, ON or OFF")
+set_property(CACHE FABRIC_CHECK_KERNELS PROPERTY STRINGS AUTO ON OFF)
 # A unity build compiles each library's and program's sources as one translation unit per
 # batch: the headers every file includes (CLI11, fmt, RapidJSON, the standard library) are
 # parsed, and their inline functions compiled, once per batch instead of once per file. A
@@ -20,7 +24,7 @@ set(FABRIC_CUDA_ROOT /usr/local/cuda CACHE PATH "Where NCCL and the CUDA runtime
 option(FABRIC_UNITY "Compile sources in batches (a unity build): faster clean builds" OFF)
 set(FABRIC_UNITY_BATCH_SIZE 16 CACHE STRING "Sources per unity batch; 0 puts each target in one")
 
-foreach(opt WITH_NCCL WITH_MPI)
+foreach(opt WITH_NCCL WITH_MPI FABRIC_CHECK_KERNELS)
   if(NOT ${opt} MATCHES "^(AUTO|ON|OFF)$")
     message(FATAL_ERROR "${opt} must be AUTO, ON or OFF (got '${${opt}}')")
   endif()

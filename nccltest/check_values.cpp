@@ -9,13 +9,6 @@
 namespace fabric::nccltest {
 namespace {
 
-uint64_t mix(uint64_t x) { // splitmix64's finaliser: cheap, and every input bit matters
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // The largest integer magnitude every value up to which the type holds exactly.
 double exact_limit(DataType t) {
   switch (t) {
@@ -43,98 +36,6 @@ double unit_roundoff(DataType t) {
   }
 }
 
-// Everything about a spec that does not change per element.
-class Generator {
-public:
-  explicit Generator(const CheckSpec& spec)
-      : spec_(spec), n_(static_cast<uint64_t>(spec.nranks)),
-        reduce_(is_reduction(spec.collective)) {
-    const double limit = exact_limit(spec.type);
-    // Values that are only moved (or compared, for min and max) can use most of the
-    // type's exact range, so a misplaced element is almost never equal by chance.
-    spread_ = static_cast<int64_t>(std::min(limit / 2 - 1, 1048576.0));
-    if (reduce_ && spec.op == ReduceOp::kSum) {
-      spread_ = static_cast<int64_t>(std::min(1000.0, std::floor((limit - 1) / spec.nranks)));
-    } else if (reduce_ && spec.op == ReduceOp::kAvg) {
-      spread_ = static_cast<int64_t>(std::min(1000.0, std::floor(limit / spec.nranks) - 1));
-      if (is_floating(spec.type)) {
-        tolerance_ = std::min(0.5, static_cast<double>(std::max<int64_t>(spread_, 0) + 1) *
-                                       spec.nranks * unit_roundoff(spec.type) * 2);
-      }
-    }
-  }
-
-  double value(int rank, std::size_t index) const {
-    const uint64_t key = mix(spec_.seed * 0x2545f4914f6cdd1dull + index);
-    const auto r = static_cast<uint64_t>(rank);
-    if (reduce_ && spec_.op == ReduceOp::kProd) {
-      if ((key + r) % n_ == 0) return 2;
-      return (mix(key ^ (r + 1)) & 3u) == 0 ? -1 : 1;
-    }
-    if (reduce_ && spec_.op == ReduceOp::kAvg) {
-      // A per-element value plus a per-rank offset that cancels over the ranks, so the
-      // average is exactly that value.
-      double base = spread_ >= 0 ? uniform(key, spread_) : 0;
-      bool paired = r < n_ - n_ % 2;
-      return base + (paired ? (r % 2 == 0 ? 1 : -1) : 0);
-    }
-    if (reduce_ && spec_.op == ReduceOp::kSum && spread_ < 1) {
-      return (key + r) % n_ == 0 ? 1 : 0; // too many ranks for more: one rank adds 1
-    }
-    return uniform(mix(key + r * 0x632be59bd9b4e019ull), spread_);
-  }
-
-  double reduced(std::size_t index) const {
-    double acc = value(0, index);
-    for (int r = 1; r < spec_.nranks; ++r) {
-      double v = value(r, index);
-      switch (spec_.op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kAvg: acc += v; break;
-      case ReduceOp::kProd: acc *= v; break;
-      case ReduceOp::kMax: acc = std::max(acc, v); break;
-      case ReduceOp::kMin: acc = std::min(acc, v); break;
-      }
-    }
-    return spec_.op == ReduceOp::kAvg ? acc / spec_.nranks : acc;
-  }
-
-  // The value output element `i` of this rank must hold; false when it is not defined.
-  bool expected(std::size_t i, double& out) const {
-    const std::size_t param = spec_.counts.param;
-    const int n = spec_.nranks;
-    switch (spec_.collective) {
-    case Collective::kAllReduce: out = reduced(i); return true;
-    case Collective::kReduceScatter: out = reduced(spec_.rank * param + i); return true;
-    case Collective::kReduce:
-      if (spec_.rank != spec_.root) return false;
-      out = reduced(i);
-      return true;
-    case Collective::kAllGather: out = value(static_cast<int>(i / param), i % param); return true;
-    case Collective::kAllToAll:
-      out = value(static_cast<int>(i / param), spec_.rank * param + i % param);
-      return true;
-    case Collective::kBroadcast: out = value(spec_.root, i); return true;
-    case Collective::kSendRecv: out = value((spec_.rank - 1 + n) % n, i); return true;
-    }
-    return false;
-  }
-
-  double tolerance() const { return tolerance_; }
-
-private:
-  static double uniform(uint64_t bits, int64_t spread) {
-    return static_cast<double>(static_cast<int64_t>(bits % static_cast<uint64_t>(2 * spread + 1)) -
-                               spread);
-  }
-
-  const CheckSpec& spec_;
-  uint64_t n_;
-  bool reduce_;
-  int64_t spread_ = 0;
-  double tolerance_ = 0;
-};
-
 template <typename T> T to_storage(double v) {
   return static_cast<T>(v);
 }
@@ -161,34 +62,34 @@ template <> double from_storage<Bf16>(Bf16 v) {
   return bfloat16_to_float(v.bits);
 }
 
-template <typename T> void fill_typed(const CheckSpec& spec, std::span<std::byte> input) {
-  Generator gen(spec);
-  const std::size_t count = std::min(spec.counts.send, input.size() / sizeof(T));
+template <typename T>
+void fill_typed(const CheckSpec& spec, std::span<std::byte> input, std::size_t first) {
+  const check_math::Params p = make_params(spec);
+  const std::size_t end = std::min(spec.counts.send, first + input.size() / sizeof(T));
   std::byte* out = input.data();
-  for (std::size_t i = 0; i < count; ++i) {
-    T v = to_storage<T>(gen.value(spec.rank, i));
-    std::memcpy(out + i * sizeof(T), &v, sizeof(T));
+  const auto rank = static_cast<uint64_t>(spec.rank);
+  for (std::size_t i = first; i < end; ++i) {
+    T v = to_storage<T>(check_math::value(p, rank, i));
+    std::memcpy(out + (i - first) * sizeof(T), &v, sizeof(T));
   }
 }
 
 template <typename T>
-CheckOutcome verify_typed(const CheckSpec& spec, std::span<const std::byte> output) {
-  Generator gen(spec);
+CheckOutcome verify_typed(const CheckSpec& spec, std::span<const std::byte> output,
+                          std::size_t first) {
+  const check_math::Params p = make_params(spec);
   CheckOutcome outcome;
-  const std::size_t count = std::min(spec.counts.recv, output.size() / sizeof(T));
-  const double tolerance = gen.tolerance();
+  if (!check_math::output_defined(p)) return outcome;
+  const std::size_t end = std::min(spec.counts.recv, first + output.size() / sizeof(T));
   const std::byte* in = output.data();
-  for (std::size_t i = 0; i < count; ++i) {
-    double want = 0;
-    if (!gen.expected(i, want)) break;
+  for (std::size_t i = first; i < end; ++i) {
     // What the expected value is once stored in T (exact for every value generated).
-    want = from_storage<T>(to_storage<T>(want));
+    const double want = from_storage<T>(to_storage<T>(check_math::expected(p, i)));
     T raw;
-    std::memcpy(&raw, in + i * sizeof(T), sizeof(T));
-    double got = from_storage<T>(raw);
+    std::memcpy(&raw, in + (i - first) * sizeof(T), sizeof(T));
+    const double got = from_storage<T>(raw);
     ++outcome.checked;
-    bool ok = tolerance == 0 ? got == want : std::fabs(got - want) <= tolerance;
-    if (!ok) {
+    if (!check_math::matches(got, want, p.tolerance)) {
       if (outcome.wrong == 0) {
         outcome.first_index = i;
         outcome.first_got = got;
@@ -200,33 +101,105 @@ CheckOutcome verify_typed(const CheckSpec& spec, std::span<const std::byte> outp
   return outcome;
 }
 
+template <typename T> double stored_typed(double v) {
+  return from_storage<T>(to_storage<T>(v));
+}
+
+template <typename T> double read_typed(std::span<const std::byte> element) {
+  T raw;
+  std::memcpy(&raw, element.data(), std::min(sizeof(T), element.size()));
+  return from_storage<T>(raw);
+}
+
 } // namespace
 
-double input_value(const CheckSpec& spec, int rank, std::size_t index) {
-  return Generator(spec).value(rank, index);
+check_math::Params make_params(const CheckSpec& spec) {
+  check_math::Params p;
+  p.seed = spec.seed;
+  p.nranks = static_cast<uint64_t>(std::max(spec.nranks, 1));
+  p.param = spec.counts.param;
+  p.rank = spec.rank;
+  p.root = spec.root;
+  p.collective = spec.collective;
+  p.op = spec.op;
+  p.reduce = is_reduction(spec.collective) ? 1 : 0;
+  const double limit = exact_limit(spec.type);
+  // Values that are only moved (or compared, for min and max) can use most of the type's
+  // exact range, so a misplaced element is almost never equal by chance.
+  p.spread = static_cast<int64_t>(std::min(limit / 2 - 1, 1048576.0));
+  if (p.reduce && spec.op == ReduceOp::kSum) {
+    p.spread = static_cast<int64_t>(std::min(1000.0, std::floor((limit - 1) / spec.nranks)));
+  } else if (p.reduce && spec.op == ReduceOp::kAvg) {
+    p.spread = static_cast<int64_t>(std::min(1000.0, std::floor(limit / spec.nranks) - 1));
+    if (is_floating(spec.type)) {
+      p.tolerance = std::min(0.5, static_cast<double>(std::max<int64_t>(p.spread, 0) + 1) *
+                                      spec.nranks * unit_roundoff(spec.type) * 2);
+    }
+  }
+  return p;
 }
 
-void fill_input(const CheckSpec& spec, std::span<std::byte> input) {
+double input_value(const CheckSpec& spec, int rank, std::size_t index) {
+  return check_math::value(make_params(spec), static_cast<uint64_t>(rank), index);
+}
+
+void fill_input(const CheckSpec& spec, std::span<std::byte> input, std::size_t first) {
   switch (spec.type) {
-  case DataType::kFloat: return fill_typed<float>(spec, input);
-  case DataType::kDouble: return fill_typed<double>(spec, input);
-  case DataType::kInt32: return fill_typed<int32_t>(spec, input);
-  case DataType::kInt64: return fill_typed<int64_t>(spec, input);
-  case DataType::kHalf: return fill_typed<Half>(spec, input);
-  case DataType::kBfloat16: return fill_typed<Bf16>(spec, input);
+  case DataType::kFloat: return fill_typed<float>(spec, input, first);
+  case DataType::kDouble: return fill_typed<double>(spec, input, first);
+  case DataType::kInt32: return fill_typed<int32_t>(spec, input, first);
+  case DataType::kInt64: return fill_typed<int64_t>(spec, input, first);
+  case DataType::kHalf: return fill_typed<Half>(spec, input, first);
+  case DataType::kBfloat16: return fill_typed<Bf16>(spec, input, first);
   }
 }
 
-CheckOutcome verify_output(const CheckSpec& spec, std::span<const std::byte> output) {
+CheckOutcome verify_output(const CheckSpec& spec, std::span<const std::byte> output,
+                           std::size_t first) {
   switch (spec.type) {
-  case DataType::kFloat: return verify_typed<float>(spec, output);
-  case DataType::kDouble: return verify_typed<double>(spec, output);
-  case DataType::kInt32: return verify_typed<int32_t>(spec, output);
-  case DataType::kInt64: return verify_typed<int64_t>(spec, output);
-  case DataType::kHalf: return verify_typed<Half>(spec, output);
-  case DataType::kBfloat16: return verify_typed<Bf16>(spec, output);
+  case DataType::kFloat: return verify_typed<float>(spec, output, first);
+  case DataType::kDouble: return verify_typed<double>(spec, output, first);
+  case DataType::kInt32: return verify_typed<int32_t>(spec, output, first);
+  case DataType::kInt64: return verify_typed<int64_t>(spec, output, first);
+  case DataType::kHalf: return verify_typed<Half>(spec, output, first);
+  case DataType::kBfloat16: return verify_typed<Bf16>(spec, output, first);
   }
   return {};
+}
+
+void merge_outcome(CheckOutcome& total, const CheckOutcome& chunk) {
+  if (total.wrong == 0 && chunk.wrong > 0) {
+    total.first_index = chunk.first_index;
+    total.first_got = chunk.first_got;
+    total.first_expected = chunk.first_expected;
+  }
+  total.checked += chunk.checked;
+  total.wrong += chunk.wrong;
+}
+
+double expected_output(const CheckSpec& spec, std::size_t index) {
+  const double want = check_math::expected(make_params(spec), index);
+  switch (spec.type) {
+  case DataType::kFloat: return stored_typed<float>(want);
+  case DataType::kDouble: return stored_typed<double>(want);
+  case DataType::kInt32: return stored_typed<int32_t>(want);
+  case DataType::kInt64: return stored_typed<int64_t>(want);
+  case DataType::kHalf: return stored_typed<Half>(want);
+  case DataType::kBfloat16: return stored_typed<Bf16>(want);
+  }
+  return want;
+}
+
+double stored_value(DataType type, std::span<const std::byte> element) {
+  switch (type) {
+  case DataType::kFloat: return read_typed<float>(element);
+  case DataType::kDouble: return read_typed<double>(element);
+  case DataType::kInt32: return read_typed<int32_t>(element);
+  case DataType::kInt64: return read_typed<int64_t>(element);
+  case DataType::kHalf: return read_typed<Half>(element);
+  case DataType::kBfloat16: return read_typed<Bf16>(element);
+  }
+  return 0;
 }
 
 } // namespace fabric::nccltest

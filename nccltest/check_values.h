@@ -5,14 +5,18 @@
 // integer range, a product is +-1 or +-2); only the average of floating-point values, which
 // NCCL computes as a pre-scaled sum, is compared with a tolerance.
 //
-// Both backends use these functions on host memory (the nccl backend copies to and from
-// the GPU), so their results are checked against the same expected values.
+// The per-element arithmetic lives in check_math.h, which the nccl backend's device kernels
+// compile too (device_checks.h); these host functions are the reference, the mpi backend's
+// checks, and the fallback of a GPU node without the kernels, which stages the data through
+// host memory in bounded chunks (data_check.h): each function takes the index of the first
+// element of the span it is given.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include "nccltest/check_math.h"
 #include "nccltest/collectives.h"
 
 namespace fabric::nccltest {
@@ -32,10 +36,13 @@ struct CheckSpec {
 // "logical" means per collective).
 double input_value(const CheckSpec& spec, int rank, std::size_t index);
 
-// Writes this rank's input: counts.send elements of spec.type into `input` (which must hold
-// at least counts.send * element size bytes). In place, callers pass the region where the
+// The kernels' view of a spec: its fields plus the value spread and tolerance.
+check_math::Params make_params(const CheckSpec& spec);
+
+// Writes this rank's input elements [first, first + input.size() / element size), clipped
+// to counts.send, of spec.type into `input`. In place, callers pass the region where the
 // collective expects the input.
-void fill_input(const CheckSpec& spec, std::span<std::byte> input);
+void fill_input(const CheckSpec& spec, std::span<std::byte> input, std::size_t first = 0);
 
 struct CheckOutcome {
   std::size_t checked = 0; // elements compared
@@ -46,8 +53,18 @@ struct CheckOutcome {
   double first_expected = 0;
 };
 
-// Compares this rank's output (counts.recv elements; for reduce, only the root's output is
-// defined, other ranks check nothing) with the expected values.
-CheckOutcome verify_output(const CheckSpec& spec, std::span<const std::byte> output);
+// Compares this rank's output elements [first, first + output.size() / element size),
+// clipped to counts.recv, with the expected values (for reduce, only the root's output is
+// defined: other ranks check nothing). first_index counts from the start of the output.
+CheckOutcome verify_output(const CheckSpec& spec, std::span<const std::byte> output,
+                           std::size_t first = 0);
+
+// Adds a later chunk's outcome to `total` (keeping the first wrong element seen).
+void merge_outcome(CheckOutcome& total, const CheckOutcome& chunk);
+
+// What output element `index` must hold, as stored in spec.type; and what one stored
+// element holds (the device checks report the first wrong element by its index only).
+double expected_output(const CheckSpec& spec, std::size_t index);
+double stored_value(DataType type, std::span<const std::byte> element);
 
 } // namespace fabric::nccltest

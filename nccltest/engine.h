@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "nccltest/check_values.h"
 #include "nccltest/collectives.h"
 
 namespace fabric::nccltest {
@@ -36,6 +37,9 @@ struct TimingOptions {
   std::chrono::microseconds injected_delay{0};
 };
 
+// Host memory a check stages at once, per rank: an 8 GiB buffer is checked 64 MiB at a time.
+inline constexpr std::size_t kCheckChunkBytes = std::size_t{64} << 20;
+
 class Engine {
 public:
   virtual ~Engine() = default;
@@ -50,13 +54,26 @@ public:
   // One operation, complete when this returns (for warm-up and checks).
   virtual Result<void> run_once(const CollectiveCall& call) = 0;
 
-  // The bytes where this rank's input of `call` lives (the send buffer, or its place in the
-  // receive buffer in place), handed to `fill`; and the bytes of its output, handed to
-  // `read` (mutable so that a test can corrupt them). On a GPU, through host staging.
-  using Fill = std::function<void(std::span<std::byte>)>;
-  using Read = std::function<void(std::span<std::byte>)>;
-  virtual Result<void> write_input(const CollectiveCall& call, const Fill& fill) = 0;
-  virtual Result<void> read_output(const CollectiveCall& call, const Read& read) = 0;
+  // Copies between host memory and this rank's data of `call`: its input (the send buffer,
+  // or its place in the receive buffer in place) or its output, starting `offset` bytes in.
+  // Complete, and ordered after everything the engine ran before, when this returns. The
+  // checks call these in chunks of at most kCheckChunkBytes (data_check.h).
+  enum class Region { kInput, kOutput };
+  virtual Result<void> copy_in(const CollectiveCall& call, Region region, std::size_t offset,
+                               std::span<const std::byte> bytes) = 0;
+  virtual Result<void> copy_out(const CollectiveCall& call, Region region, std::size_t offset,
+                                std::span<std::byte> bytes) = 0;
+
+  // Generates this rank's input and verifies its output where the data lives, without
+  // host copies (the nccl backend's kernels, device_checks.h). When has_device_checks() is
+  // false the caller checks on the host through copy_in and copy_out.
+  // `on_launch` runs after each of the bounded launches (check_plan.h), once it completed.
+  using OnLaunch = std::function<void()>;
+  virtual bool has_device_checks() const { return false; }
+  virtual Result<void> fill_on_device(const CollectiveCall& call, const CheckSpec& spec,
+                                      const OnLaunch& on_launch);
+  virtual Result<CheckOutcome> verify_on_device(const CollectiveCall& call, const CheckSpec& spec,
+                                                const OnLaunch& on_launch);
 
   // A communicator over the ranks that pass the same `color` (ordered by `key`); ranks
   // passing a negative colour take no part and get nullptr. Collective over this engine.

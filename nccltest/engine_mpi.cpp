@@ -93,17 +93,17 @@ public:
     return time_loop(call, 1, ignored, [] {});
   }
 
-  Result<void> write_input(const CollectiveCall& call, const Fill& fill) override {
-    const std::size_t elt = data_type_size(call.type);
-    std::byte* base =
-        call.in_place ? recv_.get() + call.counts.send_inplace * rank_ * elt : send_.get();
-    fill(std::span<std::byte>(base, call.counts.send * elt));
+  Result<void> copy_in(const CollectiveCall& call, Region region, std::size_t offset,
+                       std::span<const std::byte> bytes) override {
+    FABRIC_ASSIGN_OR_RETURN(std::byte * base, region_at(call, region, offset, bytes.size()));
+    std::memcpy(base, bytes.data(), bytes.size());
     return Ok();
   }
 
-  Result<void> read_output(const CollectiveCall& call, const Read& read) override {
-    // MPI_IN_PLACE leaves every output at the start of the receive buffer.
-    read(std::span<std::byte>(recv_.get(), call.counts.recv * data_type_size(call.type)));
+  Result<void> copy_out(const CollectiveCall& call, Region region, std::size_t offset,
+                        std::span<std::byte> bytes) override {
+    FABRIC_ASSIGN_OR_RETURN(std::byte * base, region_at(call, region, offset, bytes.size()));
+    std::memcpy(bytes.data(), base, bytes.size());
     return Ok();
   }
 
@@ -121,6 +121,26 @@ public:
   void poll_aborts(const AbortRequest*) override {}
 
 private:
+  // Where `length` bytes of a region start, `offset` bytes in.
+  Result<std::byte*> region_at(const CollectiveCall& call, Region region, std::size_t offset,
+                               std::size_t length) {
+    const std::size_t elt = data_type_size(call.type);
+    std::byte* base = nullptr;
+    std::size_t size = 0;
+    if (region == Region::kInput) {
+      base = call.in_place ? recv_.get() + call.counts.send_inplace * rank_ * elt : send_.get();
+      size = call.counts.send * elt;
+    } else {
+      base = recv_.get(); // MPI_IN_PLACE leaves every output at the start of the buffer
+      size = call.counts.recv * elt;
+    }
+    if (offset > size || length > size - offset) {
+      return Error(ErrorCode::kInvalidArgument, "copying a check's data",
+                   "beyond the collective's buffer");
+    }
+    return base + offset;
+  }
+
   // Runs `n` operations of `call` between two MPI_Wtime readings; `between` runs after
   // each (a no-op the compiler removes, or the test's injected delay).
   template <typename Between>

@@ -7,10 +7,14 @@
 #include "nccltest/engine_nccl.h"
 
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "nccltest/abort_request.h"
+#include "nccltest/check_kernels.h"
 #include "nccltest/nccl_api.h"
 
 namespace fabric::nccltest::nccl {
@@ -29,6 +33,8 @@ public:
     if (send_ != nullptr) api_.free(send_);
     if (recv_ != nullptr) api_.free(recv_);
     if (flag_ != nullptr) api_.free(flag_);
+    if (check_result_ != nullptr) api_.free(check_result_);
+    kernels_.reset();
     if (stream_ != nullptr) api_.stream_destroy(stream_);
     if (!aborted_) api_.comm_destroy(comm_);
   }
@@ -40,6 +46,19 @@ public:
     FABRIC_TRY(check(api_, api_.event_create(&start_), "cudaEventCreate"));
     FABRIC_TRY(check(api_, api_.event_create(&stop_), "cudaEventCreate"));
     FABRIC_TRY(check(api_, api_.malloc(&flag_, sizeof(int)), "cudaMalloc"));
+    // The device checks need the kernels and a driver that loads them for this GPU; else
+    // the checks run on the host, slower, and the log says why once.
+    Result<std::unique_ptr<CheckKernels>> kernels = CheckKernels::load();
+    if (kernels.ok()) {
+      FABRIC_TRY(
+          check(api_, api_.malloc(&check_result_, 2 * sizeof(unsigned long long)), "cudaMalloc"));
+      kernels_ = std::move(*kernels);
+    } else {
+      static std::once_flag said;
+      std::call_once(said, [&] {
+        spdlog::warn("data checks run on the host, in chunks: {}", kernels.error().message());
+      });
+    }
     return Ok();
   }
 
@@ -86,28 +105,78 @@ public:
     return wait();
   }
 
-  Result<void> write_input(const CollectiveCall& call, const Fill& fill) override {
-    const std::size_t elt = data_type_size(call.type);
-    const std::size_t bytes = call.counts.send * elt;
-    char* device = call.in_place
-                       ? static_cast<char*>(recv_) + call.counts.send_inplace * rank_ * elt
-                       : static_cast<char*>(send_);
-    staging_.resize(std::max(staging_.size(), bytes));
-    fill(std::span<std::byte>(staging_.data(), bytes));
-    return check(api_, api_.memcpy(device, staging_.data(), bytes, cudaMemcpyHostToDevice),
-                 "cudaMemcpy to the GPU");
+  // On the engine's stream, then waited for: ordered after the collective that wrote the
+  // output and before the next one that reads the input.
+  Result<void> copy_in(const CollectiveCall& call, Region region, std::size_t offset,
+                       std::span<const std::byte> bytes) override {
+    FABRIC_ASSIGN_OR_RETURN(char* device, region_at(call, region, offset, bytes.size()));
+    FABRIC_TRY(check(
+        api_,
+        api_.memcpy_async(device, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync to the GPU"));
+    return wait();
   }
 
-  Result<void> read_output(const CollectiveCall& call, const Read& read) override {
-    const std::size_t elt = data_type_size(call.type);
-    const std::size_t bytes = call.counts.recv * elt;
-    const char* device = static_cast<const char*>(recv_) +
-                         (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
-    staging_.resize(std::max(staging_.size(), bytes));
-    FABRIC_TRY(check(api_, api_.memcpy(staging_.data(), device, bytes, cudaMemcpyDeviceToHost),
-                     "cudaMemcpy from the GPU"));
-    read(std::span<std::byte>(staging_.data(), bytes));
+  Result<void> copy_out(const CollectiveCall& call, Region region, std::size_t offset,
+                        std::span<std::byte> bytes) override {
+    FABRIC_ASSIGN_OR_RETURN(char* device, region_at(call, region, offset, bytes.size()));
+    FABRIC_TRY(check(
+        api_,
+        api_.memcpy_async(bytes.data(), device, bytes.size(), cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync from the GPU"));
+    return wait();
+  }
+
+  bool has_device_checks() const override { return kernels_ != nullptr; }
+
+  Result<void> fill_on_device(const CollectiveCall& call, const CheckSpec& spec,
+                              const OnLaunch& on_launch) override {
+    FABRIC_ASSIGN_OR_RETURN(char* input,
+                            region_at(call, Region::kInput, 0, call.counts.send * elt(call)));
+    const check_math::Params params = make_params(spec);
+    for (const CheckLaunch& launch : plan_check_launches(call.counts.send)) {
+      FABRIC_TRY(kernels_->fill(params, call.type, input, launch, stream_));
+      FABRIC_TRY(wait());
+      if (on_launch) on_launch();
+    }
     return Ok();
+  }
+
+  // The kernels count wrong elements into two integers on the GPU; only those, and the
+  // first wrong element when there is one, come back to the host.
+  Result<CheckOutcome> verify_on_device(const CollectiveCall& call, const CheckSpec& spec,
+                                        const OnLaunch& on_launch) override {
+    CheckOutcome outcome;
+    const check_math::Params params = make_params(spec);
+    if (!check_math::output_defined(params)) return outcome;
+    FABRIC_ASSIGN_OR_RETURN(char* output,
+                            region_at(call, Region::kOutput, 0, call.counts.recv * elt(call)));
+    unsigned long long result[2] = {0, ~0ull};
+    FABRIC_TRY(check(
+        api_,
+        api_.memcpy_async(check_result_, result, sizeof result, cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync to the GPU"));
+    for (const CheckLaunch& launch : plan_check_launches(call.counts.recv)) {
+      FABRIC_TRY(kernels_->verify(params, call.type, output, launch,
+                                  static_cast<unsigned long long*>(check_result_), stream_));
+      FABRIC_TRY(wait());
+      if (on_launch) on_launch();
+    }
+    FABRIC_TRY(check(
+        api_,
+        api_.memcpy_async(result, check_result_, sizeof result, cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync from the GPU"));
+    FABRIC_TRY(wait());
+    outcome.checked = call.counts.recv;
+    outcome.wrong = static_cast<std::size_t>(result[0]);
+    if (outcome.wrong > 0) {
+      std::vector<std::byte> element(elt(call));
+      outcome.first_index = static_cast<std::size_t>(result[1]);
+      FABRIC_TRY(copy_out(call, Region::kOutput, outcome.first_index * elt(call), element));
+      outcome.first_got = stored_value(call.type, element);
+      outcome.first_expected = expected_output(spec, outcome.first_index);
+    }
+    return outcome;
   }
 
   Result<std::unique_ptr<Engine>> split(int color, int key) override {
@@ -134,6 +203,30 @@ private:
   Result<void> usable() const {
     if (!aborted_) return Ok();
     return Error(ErrorCode::kSystem, "the collective", "the communicator was aborted");
+  }
+
+  static std::size_t elt(const CollectiveCall& call) { return data_type_size(call.type); }
+
+  // Where `length` bytes of a region of `call` start on the GPU, `offset` bytes in.
+  Result<char*> region_at(const CollectiveCall& call, Region region, std::size_t offset,
+                          std::size_t length) const {
+    const std::size_t elt = data_type_size(call.type);
+    char* recv = static_cast<char*>(recv_);
+    char* base = nullptr;
+    std::size_t size = 0;
+    if (region == Region::kInput) {
+      base =
+          call.in_place ? recv + call.counts.send_inplace * rank_ * elt : static_cast<char*>(send_);
+      size = call.counts.send * elt;
+    } else {
+      base = recv + (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
+      size = call.counts.recv * elt;
+    }
+    if (offset > size || length > size - offset) {
+      return Error(ErrorCode::kInvalidArgument, "copying a check's data",
+                   "beyond the collective's buffer");
+    }
+    return base + offset;
   }
 
   // One operation of `call` on the stream, not waited for.
@@ -280,8 +373,9 @@ private:
   void* send_ = nullptr;
   void* recv_ = nullptr;
   void* flag_ = nullptr;
+  void* check_result_ = nullptr; // the device checks' two counters
+  std::unique_ptr<CheckKernels> kernels_;
   std::size_t send_bytes_ = 0, recv_bytes_ = 0;
-  std::vector<std::byte> staging_; // host copies for the checks, outside any timed loop
   const AbortRequest* abort_request_ = nullptr;
   bool aborted_ = false; // ncclCommAbort was called: the communicator is gone
 };

@@ -109,6 +109,7 @@ std::string bind_api(Api& a, const SymbolLookup& nccl, const SymbolLookup& cudar
   bind(cudart, a.graph_exec_destroy, "cudaGraphExecDestroy", cuda_error);
   bind(cudart, a.graph_destroy, "cudaGraphDestroy", cuda_error);
   bind(cudart, a.cuda_error_string, "cudaGetErrorString", cuda_error);
+  bind(cudart, a.memcpy_async, "cudaMemcpyAsync", cuda_error);
   if (!cuda_error.empty()) return "libcudart " + cuda_error;
   if (!nccl_error.empty()) return "libnccl " + nccl_error;
   return "";

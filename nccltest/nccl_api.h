@@ -75,6 +75,9 @@ struct Api {
   cudaError_t (*graph_exec_destroy)(cudaGraphExec_t) = nullptr;
   cudaError_t (*graph_destroy)(cudaGraph_t) = nullptr;
   const char* (*cuda_error_string)(cudaError_t) = nullptr;
+  // Copies ordered on the collective's stream (the checks' data; a plain cudaMemcpy runs
+  // on the legacy default stream, unordered with a non-blocking stream).
+  cudaError_t (*memcpy_async)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t) = nullptr;
 };
 
 // Looks `name` up in one library (dlsym over its handle, or a test's table).

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "nccltest/check_values.h"
+#include "nccltest/data_check.h"
 #include "nccltest/sweep.h"
 
 namespace fabric::nccltest {
@@ -32,14 +32,8 @@ Result<PairsReport> run_pairs(Session& s, DataType type, ReduceOp op) {
       call.op = op;
       call.root = 0;
       call.counts = collective_counts(o.collective, bytes, elt, pair->size());
-      CheckSpec spec;
-      spec.collective = call.collective;
-      spec.type = type;
-      spec.op = op;
-      spec.nranks = pair->size();
-      spec.rank = pair->rank();
-      spec.counts = call.counts;
-      FABRIC_TRY(pair->write_input(call, [&](std::span<std::byte> in) { fill_input(spec, in); }));
+      FABRIC_TRY(fill_checked_input(*pair, call, check_spec(*pair, call, 0),
+                                    [&] { s.progress.again(beat); }));
       for (int i = 0; i < o.warmup_iters; ++i)
         FABRIC_TRY(pair->run_once(call));
       TimingOptions timing;

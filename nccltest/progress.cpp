@@ -18,6 +18,10 @@ void Progress::end(Beat beat) {
   send(beat);
 }
 
+void Progress::again(const Beat& beat) {
+  send(beat);
+}
+
 void Progress::finished() {
   if (board_ != nullptr) board_->finished(rank_, WatchdogClock::now());
   if (client_ != nullptr) client_->finished();

@@ -29,6 +29,9 @@ public:
   Beat begin(std::string what, std::string collective = "", std::size_t bytes = 0,
              bool in_place = false);
   void end(Beat beat);
+  // Still inside `beat`'s phase and making progress (a chunk of a long check done): the
+  // watchdog's clock for this rank starts again.
+  void again(const Beat& beat);
   // This rank is done: it no longer counts as unfinished.
   void finished();
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "nccltest/check_values.h"
+#include "nccltest/data_check.h"
 #include "nccltest/sizes.h"
 
 namespace fabric::nccltest {
@@ -12,38 +12,19 @@ namespace {
 // What each rank reports after a placement, in this order, as doubles.
 enum Field { kTime, kWrong, kChecked, kFirstIndex, kFirstGot, kFirstExpected, kFields };
 
-CheckSpec spec_for(const CollectiveCall& call, int rank, int nranks, uint64_t seed) {
-  CheckSpec spec;
-  spec.collective = call.collective;
-  spec.type = call.type;
-  spec.op = call.op;
-  spec.root = call.root;
-  spec.nranks = nranks;
-  spec.rank = rank;
-  spec.seed = seed;
-  spec.counts = call.counts;
-  return spec;
-}
-
-Result<void> fill(Engine& engine, const CollectiveCall& call, uint64_t seed) {
-  CheckSpec spec = spec_for(call, engine.rank(), engine.size(), seed);
-  return engine.write_input(call, [&](std::span<std::byte> input) { fill_input(spec, input); });
-}
-
 // One checked repetition on this rank.
 Result<CheckOutcome> check_once(SweepContext& c, const CollectiveCall& call, uint64_t seed,
                                 std::size_t row_bytes) {
   Beat beat = c.progress.begin("check", std::string(collective_name(call.collective)), row_bytes,
                                call.in_place);
-  FABRIC_TRY(fill(c.engine, call, seed));
+  const OnChunk again = [&] { c.progress.again(beat); };
+  const CheckSpec spec = check_spec(c.engine, call, seed);
+  FABRIC_TRY(fill_checked_input(c.engine, call, spec, again));
   FABRIC_TRY(c.engine.run_once(call));
-  CheckSpec spec = spec_for(call, c.engine.rank(), c.engine.size(), seed);
-  CheckOutcome outcome;
-  const bool corrupt = c.fault.corrupt_rank && *c.fault.corrupt_rank == c.group.rank();
-  FABRIC_TRY(c.engine.read_output(call, [&](std::span<std::byte> output) {
-    if (corrupt && !output.empty()) output[0] ^= std::byte{0x55}; // test-only fault
-    outcome = verify_output(spec, output);
-  }));
+  if (c.fault.corrupt_rank && *c.fault.corrupt_rank == c.group.rank()) {
+    FABRIC_TRY(corrupt_first_output(c.engine, call)); // test-only fault
+  }
+  FABRIC_ASSIGN_OR_RETURN(CheckOutcome outcome, verify_checked_output(c.engine, call, spec, again));
   c.progress.end(beat);
   return outcome;
 }
@@ -63,8 +44,17 @@ double aggregate_time(const std::vector<double>& t, int average) {
 Result<PlacementOutcome> measure_placement(SweepContext& c, const CollectiveCall& call,
                                            std::size_t row_bytes, const TimingOptions& timing) {
   const std::string coll(collective_name(call.collective));
-  // Valid data before timing (floating-point garbage can be slower to reduce).
-  FABRIC_TRY(fill(c.engine, call, 0));
+  const bool checked =
+      c.options.check_iters > 0 && (!call.in_place || checks_in_place(call.collective));
+  // With checks, valid data before timing, as nccl-tests' initData; with -c 0 the buffers
+  // are timed as allocated, as nccl-tests does: GPU reductions run at the same speed
+  // whatever the values, and a fill costs what -c 0 is there to avoid.
+  if (checked) {
+    Beat beat = c.progress.begin("fill", coll, row_bytes, call.in_place);
+    FABRIC_TRY(fill_checked_input(c.engine, call, check_spec(c.engine, call, 0),
+                                  [&] { c.progress.again(beat); }));
+    c.progress.end(beat);
+  }
   if (c.fault.stall_rank && *c.fault.stall_rank == c.group.rank() &&
       row_bytes >= c.fault.stall_from_bytes) {
     stall_for_test(c.abort); // test-only fault: the watchdog is expected to end the run
@@ -74,8 +64,6 @@ Result<PlacementOutcome> measure_placement(SweepContext& c, const CollectiveCall
   FABRIC_ASSIGN_OR_RETURN(double seconds, c.engine.timed_run(call, timing));
   c.progress.end(beat);
 
-  const bool checked =
-      c.options.check_iters > 0 && (!call.in_place || checks_in_place(call.collective));
   PlacementOutcome out;
   out.result.wrong = checked ? std::optional<int64_t>(0) : std::nullopt;
   std::vector<double> all;
