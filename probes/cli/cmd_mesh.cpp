@@ -154,7 +154,7 @@ Subcommand add_mesh_command(CLI::App& app) {
   cmd->add_option("--low", args->low,
                   "With --pattern: a result this many percent worse than the median is low "
                   "(default 20)")
-      ->type_name("PERCENT");
+      ->type_name("PCT");
   cmd->add_option("--parallel", args->parallel,
                   "Pairs running at a time (default 256); a slow host holds up only its own")
       ->type_name("N");

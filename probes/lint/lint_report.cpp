@@ -64,6 +64,15 @@ std::string wrapped(const std::string& message, std::size_t column) {
       out += ' ';
       ++line_length;
     }
+    // A word longer than a whole line (a path under --root) is cut where the line ends:
+    // no line may pass the terminal's width.
+    while (line_length + (end - pos) > width) {
+      const std::size_t piece = width - line_length;
+      out.append(message, pos, piece);
+      out += "\n" + std::string(indent, ' ');
+      line_length = 0;
+      pos += piece;
+    }
     out.append(message, pos, end - pos);
     line_length += end - pos;
     pos = end + 1;

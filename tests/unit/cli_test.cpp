@@ -164,7 +164,7 @@ TEST(CliPlaceholders, FabricProbeSpeaksOneVocabulary) {
   const std::set<std::string> vocabulary = {
       "N",      "SIZE",   "DURATION", "GBPS", "PCT",   "PORT",    "FILE", "PATH",
       "DIR",    "LIST",   "JSON",     "MODE", "OP",    "MTU",     "X",    "FILE|LIST",
-      "DEVICE", "NETDEV", "CIDR",     "ADDR", "INDEX", "MIN:MAX", "LEVEL"};
+      "DEVICE", "NETDEV", "CIDR",     "ADDR", "INDEX", "MIN:MAX", "LEVEL", "PATTERN"};
   const std::regex option(R"(^\s+(?:-\w,)?--[\w-]+(?: (\S+))?)");
   for (const char* command : {"devices", "server", "tcp", "mesh", "bw", "lat", "lint", "topo"}) {
     auto r = run_subprocess({FABRIC_PROBE_BINARY, command, "--help"});

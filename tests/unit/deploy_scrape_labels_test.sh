@@ -49,7 +49,7 @@ printf 'collectors:\n  textfile: {directory: %s}\n' "$WORK/textfile" >"$WORK/exp
 "$EXPORTER" --config "$WORK/exporter.yaml" --listen 127.0.0.1:0 --log-level info \
   2>"$WORK/exporter.log" &
 pids+=($!)
-exporter_port() { sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$WORK/exporter.log"; }
+exporter_port() { sed -n 's/^fabric-exporter: listening on .*:\([0-9]*\)$/\1/p' "$WORK/exporter.log"; }
 has_port() { [[ -n $(exporter_port) ]]; }
 poll 30 has_port || { cat "$WORK/exporter.log"; exit 1; }
 PORT=$(exporter_port)
