@@ -18,7 +18,7 @@ int family_index(int family) {
   return family == AF_INET ? 0 : 1;
 }
 
-std::string join(const std::vector<std::string>& lines) {
+std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& line : lines)
     out += line + "\n";
@@ -27,7 +27,7 @@ std::string join(const std::vector<std::string>& lines) {
 
 // What iptables-save shows of ours: our chains' rules and the jumps into them.
 std::string snapshot_of(const SavedTable& saved) {
-  return join(saved.our_rules) + join(saved.jump_rules);
+  return join_lines(saved.our_rules) + join_lines(saved.jump_rules);
 }
 
 // Whether `saved` is what `rules` would install, judged by what survives any formatting
