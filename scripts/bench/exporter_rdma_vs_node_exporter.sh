@@ -17,16 +17,8 @@ for tool in prometheus-node-exporter curl; do
   command -v "$tool" >/dev/null || { echo "missing $tool (scripts/setup.sh installs it)"; exit 1; }
 done
 
-WORK=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-poll() { for _ in $(seq 300); do "$@" && return 0; sleep 0.05; done; return 1; }
+# shellcheck source=scripts/lib/server_harness.sh
+source "$ROOT/scripts/lib/server_harness.sh"
 
 # The PMA counters Linux creates for every port (drivers/infiniband/core/sysfs.c) and the
 # hw_counters of an mlx5 RoCE port (ConnectX-6/7, mlx5_ib's names).
@@ -73,15 +65,15 @@ pids+=($!)
 prometheus-node-exporter --path.sysfs="$SYS" --collector.disable-defaults \
   --collector.infiniband --web.listen-address=127.0.0.1:0 2>"$WORK/node.log" &
 pids+=($!)
-fabric_port() { sed -n 's/^fabric-exporter: listening on .*:\([0-9]*\)$/\1/p' "$WORK/exporter.log"; }
+fabric_port() { exporter_port "$WORK/exporter.log"; }
 # node_exporter 1.5 logs the address it was given (":0"), not the port it bound: ss says.
 node_port() { ss -Hltnp | sed -n "s/.*127.0.0.1:\([0-9]*\) .*pid=${pids[1]},.*/\1/p" | head -1; }
 has_ports() { [[ -n $(fabric_port) && -n $(node_port) ]]; }
-poll has_ports || { cat "$WORK/exporter.log" "$WORK/node.log"; exit 1; }
+poll 15 has_ports || { cat "$WORK/exporter.log" "$WORK/node.log"; exit 1; }
 FPORT=$(fabric_port) NPORT=$(node_port)
 F=http://127.0.0.1:$FPORT/metrics N=http://127.0.0.1:$NPORT/metrics
-poll curl -sf -o /dev/null "$F"
-poll curl -sf -o /dev/null "$N"
+poll 15 curl -sf -o /dev/null "$F"
+poll 15 curl -sf -o /dev/null "$N"
 
 # One scrape each to count what they return; the timed ones follow, alternating.
 curl -sf "$F" >"$WORK/fabric.txt"

@@ -15,27 +15,11 @@ for tool in prometheus curl jq python3; do
 done
 python3 -c 'import yaml' 2>/dev/null || { echo "missing python3-yaml (scripts/setup.sh)"; exit 1; }
 
-WORK=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/lib/server_harness.sh
+source "$REPO/scripts/lib/server_harness.sh"
 failures=0
 pass() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; failures=$((failures + 1)); }
-poll() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
-
 mkdir -p "$WORK/textfile"
 cat >"$WORK/textfile/forged.prom" <<'PROM'
 # HELP site_forged_total A site's file that claims another node, job and instance.
@@ -49,10 +33,9 @@ printf 'collectors:\n  textfile: {directory: %s}\n' "$WORK/textfile" >"$WORK/exp
 "$EXPORTER" --config "$WORK/exporter.yaml" --listen 127.0.0.1:0 --log-level info \
   2>"$WORK/exporter.log" &
 pids+=($!)
-exporter_port() { sed -n 's/^fabric-exporter: listening on .*:\([0-9]*\)$/\1/p' "$WORK/exporter.log"; }
-has_port() { [[ -n $(exporter_port) ]]; }
+has_port() { [[ -n $(exporter_port "$WORK/exporter.log") ]]; }
 poll 30 has_port || { cat "$WORK/exporter.log"; exit 1; }
-PORT=$(exporter_port)
+PORT=$(exporter_port "$WORK/exporter.log")
 
 for _ in 1 2 3 4 5; do
   PROM_PORT=$((20000 + RANDOM % 20000))

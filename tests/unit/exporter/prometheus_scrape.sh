@@ -12,28 +12,11 @@ for tool in prometheus promtool curl jq; do
   command -v "$tool" >/dev/null || { echo "missing $tool (scripts/setup.sh installs it)"; exit 1; }
 done
 
-WORK=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/lib/server_harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/server_harness.sh"
 failures=0
 pass() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; failures=$((failures + 1)); }
-
-# poll SECONDS COMMAND...: true once COMMAND succeeds, false when the time is up.
-poll() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
 
 mkdir -p "$WORK/textfile"
 cat >"$WORK/textfile/nccltest.prom" <<'PROM'
@@ -63,10 +46,9 @@ YAML
 "$EXPORTER" --config "$WORK/exporter.yaml" --listen 127.0.0.1:0 --log-level info \
   2>"$WORK/exporter.log" &
 pids+=($!)
-exporter_port() { sed -n 's/^fabric-exporter: listening on .*:\([0-9]*\)$/\1/p' "$WORK/exporter.log"; }
-has_port() { [[ -n $(exporter_port) ]]; }
+has_port() { [[ -n $(exporter_port "$WORK/exporter.log") ]]; }
 poll 30 has_port || { cat "$WORK/exporter.log"; exit 1; }
-PORT=$(exporter_port)
+PORT=$(exporter_port "$WORK/exporter.log")
 
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$WORK/scrape.txt"
 if promtool check metrics <"$WORK/scrape.txt" >"$WORK/promtool.txt" 2>&1; then
