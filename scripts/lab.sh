@@ -671,7 +671,15 @@ wait_until_done() {
                 wait "${QEMU_PIDS[k]}" 2>/dev/null || true
             fi
         done
-        ((running)) || break
+        if ((!running)); then
+            # A VM can stop between its health check above and the
+            # vm_running test: look again, now that all have stopped, so
+            # that a node that died without a status is never read as one.
+            for ((k = 1; k <= NODES; k++)); do
+                check_node_health "$k"
+            done
+            break
+        fi
         if ((finished == NODES && !halted)); then
             : >"$WORK/ctl/halt"
             halted=1
