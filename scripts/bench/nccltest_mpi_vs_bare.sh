@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # nccltest_mpi_vs_bare.sh - fabric-nccltest's mpi backend against a bare timed loop of the
-# same MPI_Allreduce (tests/bench/bare_mpi_allreduce.c): the same ranks, sizes and
-# iterations, alternating in one run; per-size median busbw of each and their ratio, and
+# same MPI_Allreduce (tests/bench/bare_mpi_allreduce.c): the same ranks, sizes, iterations
+# and warm-up, alternating in one run; per-size median busbw of each and their ratio, the
+# geometric mean of the ratios per round (its spread says what the figure can resolve), and
 # the start-up time to the first timed iteration of each (launch to the first result row
 # of an 8-byte run).
 #
-#   scripts/bench/nccltest_mpi_vs_bare.sh [ROUNDS] [RANKS] [MAX_BYTES] [ITERS]
-#     defaults: 5 rounds, 4 ranks, 64 MiB, 20 iterations (sizes 8 B doubling to MAX_BYTES)
-# Builds nothing: uses build/release (FABRIC_BUILD to change it). Open MPI on loopback.
+#   scripts/bench/nccltest_mpi_vs_bare.sh [ROUNDS] [RANKS] [MAX_BYTES] [ITERS] [WARMUP]
+#     defaults: 7 rounds, 2 ranks, 64 MiB, 20 iterations, 1 warm-up call per size
+#     (sizes 8 B doubling to MAX_BYTES)
+# Like with like: both warm every size up with the same number of untimed calls (what
+# fabric-nccltest's -w does), each rank has a core of its own (more ranks than cores is
+# refused: an oversubscribed Open MPI yields when idle and its figures measure the
+# scheduler), both run on shared memory only (no TCP transport), and the order of the two
+# alternates from round to round. Builds nothing: uses build/release (FABRIC_BUILD to
+# change it). Run it on a quiet machine; it prints the load average at its start.
 set -euo pipefail
 
-ROUNDS=${1:-5}
-RANKS=${2:-4}
+ROUNDS=${1:-7}
+RANKS=${2:-2}
 MAX_BYTES=${3:-67108864}
 ITERS=${4:-20}
+WARMUP=${5:-1}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=lib/nccltest_compare.sh
 . "$ROOT/scripts/bench/lib/nccltest_compare.sh"
@@ -24,11 +32,15 @@ MPIRUN=$(realpath "$(command -v mpirun)")
 for tool in "$NCCLTEST" "$BARE" "$MPIRUN"; do
   [[ -x $tool ]] || { echo "nccltest_mpi_vs_bare.sh: $tool is missing (build the release tree)" >&2; exit 2; }
 done
-# Loopback only, as the mpi test tier runs.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp \
-  OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_plm=isolated \
-  OMPI_MCA_rmaps_base_oversubscribe=1
-launch=("$MPIRUN" -np "$RANKS" --oversubscribe)
+if ((RANKS > $(nproc))); then
+  echo "nccltest_mpi_vs_bare.sh: $RANKS ranks on $(nproc) cores would be oversubscribed; use at most $(nproc)" >&2
+  exit 2
+fi
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Shared memory only, one rank per core, busy-polling as an MPI job on its own cores does.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+  OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_plm=isolated OMPI_MCA_mpi_yield_when_idle=0
+launch=("$MPIRUN" -np "$RANKS" --bind-to core --map-by core)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -41,22 +53,33 @@ first_row_us() {
   awk -v a="$start" -v b="$first" 'BEGIN { printf "%.0f\n", (b - a) * 1e6 }'
 }
 
+run_bare() {
+  "${launch[@]}" "$BARE" 8 "$MAX_BYTES" "$ITERS" "$WARMUP" | awk -v r="$1" '{ print r, $1, $2 }' >>"$WORK/bare"
+}
+# Out-of-place column, no data check; busbw is computed from the time per call with the same
+# formula for both, so that the table's two decimals of GB/s do not hide small sizes.
+run_nccltest() {
+  "${launch[@]}" "$NCCLTEST" --backend mpi -b 8 -e "$MAX_BYTES" -f 2 -n "$ITERS" -w "$WARMUP" -c 0 |
+    awk -v r="$1" '!/^#/ && NF == 13 { print r, $1, $6 }' >>"$WORK/nccltest"
+}
+
 for ((round = 0; round < ROUNDS; round++)); do
-  # Bandwidth: the bare loop, then fabric-nccltest (out-of-place columns, no data check,
-  # one untimed call per size as both do).
-  # Both report the time per call (us); busbw is computed here from it, with the same
-  # formula, so that the table's two decimals of GB/s do not hide small sizes.
-  "${launch[@]}" "$BARE" 8 "$MAX_BYTES" "$ITERS" 1 | awk -v r="$round" '{ print r, $1, $2 }' >>"$WORK/bare"
-  "${launch[@]}" "$NCCLTEST" --backend mpi -b 8 -e "$MAX_BYTES" -f 2 -n "$ITERS" -w 0 -c 0 |
-    awk -v r="$round" '!/^#/ && NF == 13 { print r, $1, $6 }' >>"$WORK/nccltest"
+  if ((round % 2 == 0)); then
+    run_bare "$round"
+    run_nccltest "$round"
+  else
+    run_nccltest "$round"
+    run_bare "$round"
+  fi
   first_row_us "${launch[@]}" "$BARE" 8 8 1 0 >>"$WORK/bare.start"
   first_row_us "${launch[@]}" "$NCCLTEST" --backend mpi -b 8 -e 8 -n 1 -w 0 -c 0 >>"$WORK/nccltest.start"
 done
 
 printf 'fabric-nccltest (mpi backend) against a bare MPI_Allreduce loop: %d ranks, float sum,\n' "$RANKS"
-printf '%d iterations per size, median of %d alternating rounds; load average %s\n' \
-  "$ITERS" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%d iterations and %d warm-up calls per size, median of %d alternating rounds; load average %s\n' \
+  "$ITERS" "$WARMUP" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 summarize_allreduce "$WORK" "$RANKS"
+summarize_rounds "$WORK"
 bs=$(median <"$WORK/bare.start")
 ns=$(median <"$WORK/nccltest.start")
 awk -v bs="$bs" -v ns="$ns" -v r="$RANKS" 'BEGIN {

@@ -35,3 +35,15 @@ summarize_allreduce() {
   awk '{ s += $1 } END { if (NR) printf "busbw ratio nccltest/bare, geometric mean over sizes: %.3f\n", exp(s / NR) }' \
     "$work/logratio"
 }
+
+# summarize_rounds WORK: the geometric-mean ratio of each round on its own (each round pairs one
+# run of each, back to back), and their spread; a difference smaller than that spread is noise.
+summarize_rounds() {
+  local work=$1
+  awk 'NR == FNR { bare[$1 " " $2] = $3; next }
+       ($1 " " $2) in bare && $3 > 0 { s[$1] += log(bare[$1 " " $2] / $3); n[$1]++ }
+       END { for (r in s) printf "%.4f\n", exp(s[r] / n[r]) }' "$work/bare" "$work/nccltest" |
+    sort -g | awk '{ v[NR] = $1 } END {
+      if (NR) printf "per-round geometric means: %d rounds, min %.3f, median %.3f, max %.3f\n",
+        NR, v[1], (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[NR] }'
+}
