@@ -21,12 +21,63 @@ std::string host_name(const MeshReport& r, std::size_t i) {
   return i < r.hosts.size() ? r.hosts[i] : "#" + std::to_string(i);
 }
 
-// Fixed decimals per unit so that a column lines up: latency in us needs two.
-std::string format_value(const MeshReport& r, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, r.unit == "us" ? "%.2f" : "%.1f", v);
-  return buf;
-}
+// One number of decimals for a whole report, so that a column lines up and the cells can be
+// told apart: two significant digits on the smallest magnitude, then more while two values
+// that differ in their third significant digit would print the same (0.047 and 0.059 Gb/s
+// both read "0.1" at a fixed one decimal).
+class ValueFormat {
+public:
+  explicit ValueFormat(const MeshReport& r) {
+    std::vector<double> values;
+    for (const auto& row : r.matrix)
+      for (const auto& v : row)
+        if (v && std::isfinite(*v)) values.push_back(*v);
+    for (const auto& c : r.outliers.cells)
+      if (std::isfinite(c.value)) values.push_back(c.value);
+    for (const auto& t : r.retests)
+      if (t.value && std::isfinite(*t.value)) values.push_back(*t.value);
+    double smallest = 0;
+    for (double v : values)
+      if (v != 0 && (smallest == 0 || std::fabs(v) < smallest)) smallest = std::fabs(v);
+    if (smallest == 0) return; // nothing but zeros: the default decimals
+    decimals_ = std::clamp(1 - static_cast<int>(std::floor(std::log10(smallest))), 0, kMaxDecimals);
+    // Values distinct at three significant digits, in order: neighbours are the ones to tell apart.
+    std::set<double> distinct;
+    for (double v : values)
+      distinct.insert(three_digits(v));
+    while (decimals_ < kMaxDecimals && !tells_apart(distinct))
+      ++decimals_;
+  }
+
+  std::string operator()(double v) const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals_, v);
+    return buf;
+  }
+
+private:
+  static constexpr int kMaxDecimals = 6;
+
+  static double three_digits(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return std::strtod(buf, nullptr);
+  }
+
+  bool tells_apart(const std::set<double>& sorted) const {
+    std::string previous;
+    bool first = true;
+    for (double v : sorted) {
+      std::string text = (*this)(v);
+      if (!first && text == previous) return false;
+      previous = std::move(text);
+      first = false;
+    }
+    return true;
+  }
+
+  int decimals_ = 1;
+};
 
 std::set<std::pair<std::size_t, std::size_t>> flagged_cells(const MeshReport& r) {
   std::set<std::pair<std::size_t, std::size_t>> out;
@@ -137,12 +188,6 @@ Scale scale_for(const MeshReport& r) {
   return s;
 }
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 } // namespace
 
 std::string exact_number(double v) {
@@ -178,6 +223,7 @@ std::string render_mesh_document(const std::vector<std::string>& hosts, std::siz
 }
 
 std::string render_mesh_text(const MeshReport& r) {
+  const ValueFormat fmt(r);
   const std::size_t n = r.hosts.size();
   const auto cells = flagged_cells(r);
   const auto hosts = flagged_hosts(r);
@@ -192,7 +238,7 @@ std::string render_mesh_text(const MeshReport& r) {
     width = std::max(width, r.hosts[i].size());
     for (std::size_t j = 0; j < n; ++j) {
       auto v = cell_of(r, i, j);
-      std::string t = i == j ? "-" : v ? format_value(r, *v) : "x";
+      std::string t = i == j ? "-" : v ? fmt(*v) : "x";
       if (cells.count({i, j})) t = "*" + t;
       width = std::max(width, t.size());
       text[i][j] = std::move(t);
@@ -216,13 +262,12 @@ std::string render_mesh_text(const MeshReport& r) {
     out += "! slow host " + host_name(r, h.host) + ": " + h.reason + "\n";
   for (const auto& c : r.outliers.cells) {
     out += "* slow pair " + host_name(r, c.source) + " -> " + host_name(r, c.destination) + ": " +
-           format_value(r, c.value) + " " + r.unit + "; " + c.reason + "\n";
+           fmt(c.value) + " " + r.unit + "; " + c.reason + "\n";
   }
   for (const auto& t : r.retests) {
     out += "retest " + host_name(r, t.source) + " -> " + host_name(r, t.destination) + ": ";
-    out += t.value ? format_value(r, *t.value) + " " + r.unit : "failed: " + t.error;
-    if (auto first = cell_of(r, t.source, t.destination))
-      out += " (first run " + format_value(r, *first) + ")";
+    out += t.value ? fmt(*t.value) + " " + r.unit : "failed: " + t.error;
+    if (auto first = cell_of(r, t.source, t.destination)) out += " (first run " + fmt(*first) + ")";
     out += "\n";
   }
   // A host that answered no pair at all is one line with the pairs it cost and its first
@@ -361,6 +406,7 @@ std::string render_mesh_svg(const MeshReport& r) {
   const auto cells = flagged_cells(r);
   const auto hosts = flagged_hosts(r);
   const Scale scale = scale_for(r);
+  const ValueFormat fmt(r);
 
   // Geometry, in pixels. Labels are 12px sans-serif: about 7px per character.
   constexpr int kCell = 44, kChar = 7, kPad = 10, kTitle = 36, kLegend = 70;
@@ -417,8 +463,8 @@ std::string render_mesh_svg(const MeshReport& r) {
       const bool blank = i == j && !r.self_pairs;
       std::string fill = blank ? "#f2f2f2" : v ? colour_at(scale.goodness(*v)) : "#bdbdbd";
       std::string tip = xml_escape(r.hosts[i] + " -> " + r.hosts[j] + ": ");
-      tip += blank ? "-" : v ? xml_escape(format_value(r, *v) + " " + r.unit) : "no result";
-      if (flagged) tip += " (flagged)";
+      tip += blank ? "-" : v ? xml_escape(fmt(*v) + " " + r.unit) : "no result";
+      if (flagged) tip += " (slow pair)";
       line("<g><title>" + tip + "</title><rect x=\"" + std::to_string(x + 1) + "\" y=\"" +
            std::to_string(y + 1) + "\" width=\"" + std::to_string(kCell - 2) + "\" height=\"" +
            std::to_string(kCell - 2) + "\" fill=\"" + fill + "\"" +
@@ -426,7 +472,7 @@ std::string render_mesh_svg(const MeshReport& r) {
       if (!blank && values_fit) {
         line("<text x=\"" + std::to_string(x + kCell / 2) + "\" y=\"" +
              std::to_string(y + kCell / 2 + 4) + "\" text-anchor=\"middle\" font-size=\"10\">" +
-             (v ? xml_escape(format_value(r, *v)) : std::string("x")) + "</text>");
+             (v ? xml_escape(fmt(*v)) : std::string("x")) + "</text>");
       }
       line("</g>");
     }
@@ -437,20 +483,32 @@ std::string render_mesh_svg(const MeshReport& r) {
   line("<rect x=\"" + std::to_string(kPad) + "\" y=\"" + std::to_string(ly) +
        "\" width=\"200\" height=\"12\" fill=\"url(#scale)\" stroke=\"#666666\"/>");
   line("<text x=\"" + std::to_string(kPad) + "\" y=\"" + std::to_string(ly + 28) + "\">" +
-       xml_escape(num(scale.lo) + " " + r.unit) + "</text>");
+       xml_escape(fmt(scale.lo) + " " + r.unit) + "</text>");
   line("<text x=\"" + std::to_string(kPad + 200) + "\" y=\"" + std::to_string(ly + 28) +
-       "\" text-anchor=\"end\">" + xml_escape(num(scale.hi) + " " + r.unit) + "</text>");
-  const int kx = kPad + 220;
-  line("<rect x=\"" + std::to_string(kx) + "\" y=\"" + std::to_string(ly) +
-       "\" width=\"12\" height=\"12\" fill=\"#bdbdbd\"/>");
-  line("<text x=\"" + std::to_string(kx + 16) + "\" y=\"" + std::to_string(ly + 10) +
-       "\">no result</text>");
-  line("<rect x=\"" + std::to_string(kx + 90) + "\" y=\"" + std::to_string(ly) +
-       "\" width=\"12\" height=\"12\" fill=\"#ffffff\" stroke=\"#000000\" stroke-width=\"3\"/>");
-  line("<text x=\"" + std::to_string(kx + 106) + "\" y=\"" + std::to_string(ly + 10) +
-       "\">flagged</text>");
-  line("<text x=\"" + std::to_string(kx) + "\" y=\"" + std::to_string(ly + 28) +
-       "\" fill=\"#b2182b\" font-weight=\"bold\">!host: slow host</text>");
+       "\" text-anchor=\"end\">" + xml_escape(fmt(scale.hi) + " " + r.unit) + "</text>");
+  // The other entries only where the map has such a cell or host.
+  bool any_missing = false;
+  for (std::size_t i = 0; i < n && !any_missing; ++i)
+    for (std::size_t j = 0; j < n && !any_missing; ++j)
+      any_missing = !(i == j && !r.self_pairs) && !cell_of(r, i, j);
+  int kx = kPad + 220;
+  if (any_missing) {
+    line("<rect x=\"" + std::to_string(kx) + "\" y=\"" + std::to_string(ly) +
+         "\" width=\"12\" height=\"12\" fill=\"#bdbdbd\"/>");
+    line("<text x=\"" + std::to_string(kx + 16) + "\" y=\"" + std::to_string(ly + 10) +
+         "\">no result</text>");
+    kx += 90;
+  }
+  if (!cells.empty()) {
+    line("<rect x=\"" + std::to_string(kx) + "\" y=\"" + std::to_string(ly) +
+         "\" width=\"12\" height=\"12\" fill=\"#ffffff\" stroke=\"#000000\" stroke-width=\"3\"/>");
+    line("<text x=\"" + std::to_string(kx + 16) + "\" y=\"" + std::to_string(ly + 10) +
+         "\">slow pair</text>");
+  }
+  if (!hosts.empty()) {
+    line("<text x=\"" + std::to_string(kPad + 220) + "\" y=\"" + std::to_string(ly + 28) +
+         "\" fill=\"#b2182b\" font-weight=\"bold\">!host: slow host</text>");
+  }
   line("</svg>");
   return out;
 }

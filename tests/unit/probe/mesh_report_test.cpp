@@ -298,7 +298,8 @@ TEST(MeshReport, SvgIsWellFormedAndLabelsEveryHost) {
   EXPECT_NE(svg.find("fill=\"#bdbdbd\""), std::string::npos);
   EXPECT_NE(svg.find(">no result</text>"), std::string::npos);
   // The scale's two ends are labelled with the unit.
-  EXPECT_NE(svg.find(">12.3457 Gb/s</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">12.3 Gb/s</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">slow pair</text>"), std::string::npos);
 
   // Where Python is installed, its XML parser must agree.
   SubprocessOptions options;
@@ -334,13 +335,53 @@ TEST(MeshReport, SvgColoursFollowTheDirectionOfGood) {
     auto fill = svg.find("fill=\"", at);
     return svg.substr(fill + 6, 7);
   };
-  EXPECT_EQ(cell_fill("a -&gt; b: 2.00 us"), "#1a9850");  // lowest latency: green
-  EXPECT_EQ(cell_fill("b -&gt; a: 10.00 us"), "#d73027"); // highest: red
+  EXPECT_EQ(cell_fill("a -&gt; b: 2.0 us"), "#1a9850");  // lowest latency: green
+  EXPECT_EQ(cell_fill("b -&gt; a: 10.0 us"), "#d73027"); // highest: red
   auto texts = check_xml(svg);
   ASSERT_FALSE(texts.empty());
   EXPECT_NE(texts[0].rfind("error:", 0), 0u) << texts[0];
-  EXPECT_NE(std::find(texts.begin(), texts.end(), "2 us"), texts.end()); // the scale's ends
-  EXPECT_NE(std::find(texts.begin(), texts.end(), "10 us"), texts.end());
+  EXPECT_NE(std::find(texts.begin(), texts.end(), "2.0 us"), texts.end()); // the scale's ends
+  EXPECT_NE(std::find(texts.begin(), texts.end(), "10.0 us"), texts.end());
+}
+
+// The lab's two-node map: 0.047 and 0.059 Gb/s both read "0.1" at one fixed decimal, and the
+// legend explained a slow host, an outline and grey cells that the map did not have.
+TEST(MeshReport, CellsReadApartAndTheLegendListsOnlyWhatTheMapShows) {
+  MeshReport r;
+  r.hosts = {"node1", "node2"};
+  r.metric = "rdma_bw";
+  r.unit = "Gb/s";
+  r.matrix = {{std::nullopt, 0.0469147}, {0.0591362, std::nullopt}};
+  const std::string svg = render_mesh_svg(r);
+  auto texts = check_xml(svg);
+  ASSERT_FALSE(!texts.empty() && texts[0].rfind("error:", 0) == 0) << texts[0];
+  auto shown = [&](const std::string& t) {
+    return std::find(texts.begin(), texts.end(), t) != texts.end();
+  };
+  EXPECT_TRUE(shown("0.047")) << svg;
+  EXPECT_TRUE(shown("0.059")) << svg;
+  EXPECT_TRUE(shown("0.047 Gb/s")) << svg; // the scale's ends, rounded as the cells are
+  EXPECT_TRUE(shown("0.059 Gb/s")) << svg;
+  EXPECT_FALSE(shown("!host: slow host")) << svg;
+  EXPECT_FALSE(shown("slow pair")) << svg;
+  EXPECT_FALSE(shown("no result")) << svg;
+  EXPECT_EQ(svg.find("stroke-width=\"3\""), std::string::npos);
+  EXPECT_NE(render_mesh_text(r).find("0.047"), std::string::npos) << render_mesh_text(r);
+}
+
+TEST(MeshReport, ValuesThatDifferInTheThirdDigitPrintApart) {
+  MeshReport r;
+  r.hosts = {"a", "b", "c"};
+  r.metric = "rdma_bw";
+  r.unit = "Gb/s";
+  r.matrix = {{std::nullopt, 94.1, 94.3}, {94.3, std::nullopt, 94.1}, {94.1, 94.3, std::nullopt}};
+  const std::string text = render_mesh_text(r);
+  EXPECT_NE(text.find("94.1"), std::string::npos) << text;
+  EXPECT_NE(text.find("94.3"), std::string::npos) << text;
+  r.matrix = {{std::nullopt, 94.0, 95.0}, {96.0, std::nullopt, 97.0}, {98.0, 99.0, std::nullopt}};
+  const std::string whole = render_mesh_text(r); // two digits suffice: no decimals
+  EXPECT_NE(whole.find(" 94 "), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("94.0"), std::string::npos) << whole;
 }
 
 } // namespace
