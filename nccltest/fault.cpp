@@ -12,7 +12,7 @@ namespace {
 Error bad(std::string_view item, const std::string& why) {
   return Error(ErrorCode::kInvalidEnvironment, kFaultEnv,
                "'" + std::string(item) + "': " + why +
-                   " (corrupt=R, stall=R[@SIZE], slow-pair=A-B, comma-separated)");
+                   " (corrupt=R, stall=R[@SIZE], slow-pair=A-B, slow-node=N, comma-separated)");
 }
 
 Result<int> index(std::string_view text, std::string_view item) {
@@ -55,6 +55,9 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
       FABRIC_ASSIGN_OR_RETURN(int b, index(value.substr(dash + 1), item));
       if (a == b) return bad(item, "a pair needs two different nodes");
       plan.slow_pair = std::make_pair(std::min(a, b), std::max(a, b));
+    } else if (key == "slow-node") {
+      FABRIC_ASSIGN_OR_RETURN(int n, index(value, item));
+      plan.slow_node = n;
     } else {
       return bad(item, "unknown fault '" + std::string(key) + "'");
     }

@@ -29,10 +29,11 @@ struct FaultPlan {
   std::optional<int> stall_rank;
   std::size_t stall_from_bytes = 0;
   std::optional<std::pair<int, int>> slow_pair; // node indices, lower first
+  std::optional<int> slow_node;                 // a node index: slow with every partner
   std::chrono::microseconds slow_delay{2000};
   std::string text; // the variable's value, for reports
 
-  bool any() const { return corrupt_rank || stall_rank || slow_pair; }
+  bool any() const { return corrupt_rank || stall_rank || slow_pair || slow_node; }
 };
 
 // An empty or absent value is no fault; anything unparsable is a usage error naming the

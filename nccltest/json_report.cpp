@@ -184,13 +184,18 @@ void fabric_pairs(json::Writer& w, const std::optional<PairsReport>& pairs) {
   for (const std::string& n : p.nodes)
     w.value(n);
   w.end_array();
-  w.key("pairs").begin_array();
-  for (const PairMeasurement& m : p.pairs) {
-    w.begin_object().field("round", static_cast<uint64_t>(m.round + 1));
-    w.field("a", p.nodes[m.a]).field("b", p.nodes[m.b]);
-    w.field("time_us", m.time_us).field("busbw", m.busbw).end_object();
-  }
-  w.end_array();
+  w.field("pattern", p.pattern);
+  auto measurements = [&](const char* key, const std::vector<PairMeasurement>& list) {
+    w.key(key).begin_array();
+    for (const PairMeasurement& m : list) {
+      w.begin_object().field("round", static_cast<uint64_t>(m.round + 1));
+      w.field("a", p.nodes[m.a]).field("b", p.nodes[m.b]);
+      w.field("time_us", m.time_us).field("busbw", m.busbw).end_object();
+    }
+    w.end_array();
+  };
+  measurements("pairs", p.pairs);
+  measurements("follow_ups", p.follow_ups);
   w.key("ranking").begin_array();
   for (const NodeStanding& s : p.ranking) {
     w.begin_object().field("node", p.nodes[s.node]).field("median_busbw", s.median_busbw);

@@ -98,6 +98,9 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--pairs-by", raw.pairs_by,
                  "What a --pairs node is: host (default), or rank (each rank on its own)");
   app.add_option("--pairs-size", raw.pairs_size, "Message size of --pairs (default: -e)");
+  app.add_option("--pairs-pattern", raw.pairs_pattern,
+                 "Pairs of --pairs: all-pairs (default, n - 1 rounds), ring (2 or 3 rounds) or "
+                 "random[:K] (K matchings), then follow-up rounds that name the slow node or link");
   app.add_option("--pairs-heatmap", raw.pairs_heatmap,
                  "Write the --pairs node x node matrix "
                  "as an SVG heatmap");
@@ -233,8 +236,21 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
     if (bytes == 0) return usage("--pairs-size", "0 measures nothing");
     o.pairs_bytes = bytes;
   }
-  if (!o.pairs && (o.pairs_bytes || o.pairs_heatmap || raw.pairs_by != "host")) {
-    return usage("--pairs-size/--pairs-heatmap/--pairs-by", "only mean something with --pairs");
+  if (!raw.pairs_pattern.empty()) {
+    auto pattern = probes::parse_pattern(raw.pairs_pattern);
+    if (!pattern.ok()) return usage("--pairs-pattern", pattern.error().detail());
+    if (pattern->kind == probes::PatternKind::kLeafLocal ||
+        pattern->kind == probes::PatternKind::kCrossLeaf) {
+      return usage("--pairs-pattern", "'" + raw.pairs_pattern +
+                                          "' needs each node's leaf, which ranks do not carry: "
+                                          "run fabric-probe mesh with a hosts file for it");
+    }
+    o.pairs_pattern = *pattern;
+  }
+  if (!o.pairs &&
+      (o.pairs_bytes || o.pairs_heatmap || raw.pairs_by != "host" || !raw.pairs_pattern.empty())) {
+    return usage("--pairs-size/--pairs-heatmap/--pairs-by/--pairs-pattern",
+                 "only mean something with --pairs");
   }
   // A pairs run measures pairs at one size, no sweep: a busbw plot would be empty and a
   // Prometheus file would carry an average of 0 beside success 1.

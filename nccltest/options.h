@@ -16,6 +16,7 @@
 #include "common/result.h"
 #include "nccltest/collectives.h"
 #include "nccltest/sizes.h"
+#include "probes/mesh/mesh_patterns.h"
 
 namespace fabric::nccltest {
 
@@ -45,6 +46,7 @@ struct Options {
   PairsBy pairs_by = PairsBy::kHost;
   std::optional<std::size_t> pairs_bytes; // default: -e
   std::optional<std::string> pairs_heatmap;
+  probes::PatternSpec pairs_pattern; // default: all pairs
   bool require_rdma = false;
   std::optional<std::string> nic; // the NIC whose speed bounds busbw, instead of guessing
   double rendezvous_timeout_s = 300;
@@ -65,7 +67,7 @@ struct RawOptions {
   std::string json_path, prom_path, plot_path, pairs_heatmap;
   std::optional<double> min_busbw, min_busbw_pct;
   bool pairs = false;
-  std::string pairs_by = "host", pairs_size;
+  std::string pairs_by = "host", pairs_size, pairs_pattern;
   bool require_rdma = false;
   std::string nic;
   double rendezvous_timeout_s = 300;

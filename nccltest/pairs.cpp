@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "nccltest/text_report.h"
@@ -10,8 +11,10 @@
 
 namespace fabric::nccltest {
 
-PairsPlan plan_pairs(const std::vector<RankInfo>& ranks, PairsBy by) {
+Result<PairsPlan> plan_pairs(const std::vector<RankInfo>& ranks, PairsBy by,
+                             const probes::PatternSpec& pattern) {
   PairsPlan plan;
+  plan.by = by;
   std::map<std::string, int> index;
   for (const RankInfo& r : ranks) {
     std::string name =
@@ -27,31 +30,46 @@ PairsPlan plan_pairs(const std::vector<RankInfo>& ranks, PairsBy by) {
     }
     plan.node_of_rank[r.rank] = it->second;
   }
-  plan.rounds = probes::schedule_rounds(plan.nodes.size(), /*ordered=*/false);
-  if (by == PairsBy::kRank) {
-    // Ranks of one host share its CPUs, memory and NICs: two pairs at once would disturb
-    // each other, so each pair gets a round of its own.
-    std::vector<probes::MeshRound> single;
-    for (const probes::MeshRound& round : plan.rounds) {
-      for (const probes::MeshPair& pair : round)
-        single.push_back({pair});
-    }
-    plan.rounds = std::move(single);
-  }
+  // Nodes have no place in the fabric here: the patterns that need leaves refuse, naming it.
+  FABRIC_ASSIGN_OR_RETURN(
+      plan.pattern,
+      probes::plan_pattern(pattern, std::vector<std::string>(plan.nodes.size()), /*ordered=*/false)
+          .context("--pairs-pattern"));
+  for (const probes::MeshRound& round : plan.pattern.rounds)
+    for (probes::MeshRound& part : rounds_to_run(plan, round))
+      plan.rounds.push_back(std::move(part));
   return plan;
 }
 
-int pair_color(const PairsPlan& plan, std::size_t round, int rank) {
-  if (round >= plan.rounds.size() || rank < 0 ||
-      static_cast<std::size_t>(rank) >= plan.node_of_rank.size()) {
-    return -1;
+std::vector<probes::MeshRound> rounds_to_run(const PairsPlan& plan,
+                                             const probes::MeshRound& round) {
+  std::vector<probes::MeshRound> out;
+  if (plan.by == PairsBy::kRank) {
+    // Ranks of one host share its CPUs, memory and NICs: two pairs at once would disturb
+    // each other, so each pair gets a round of its own.
+    for (const probes::MeshPair& pair : round)
+      out.push_back({pair});
+  } else if (!round.empty()) {
+    out.push_back(round);
   }
+  // Pairs as (lower, higher), as the measurements and the matrix expect.
+  for (probes::MeshRound& r : out)
+    for (probes::MeshPair& pair : r)
+      if (pair.first > pair.second) std::swap(pair.first, pair.second);
+  return out;
+}
+
+int pair_color(const PairsPlan& plan, const probes::MeshRound& pairs, int rank) {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= plan.node_of_rank.size()) return -1;
   const auto node = static_cast<std::size_t>(plan.node_of_rank[rank]);
-  const probes::MeshRound& pairs = plan.rounds[round];
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     if (pairs[i].first == node || pairs[i].second == node) return static_cast<int>(i);
   }
   return -1;
+}
+
+int pair_color(const PairsPlan& plan, std::size_t round, int rank) {
+  return round < plan.rounds.size() ? pair_color(plan, plan.rounds[round], rank) : -1;
 }
 
 namespace {
@@ -172,22 +190,80 @@ Result<PairsReport> assemble_pairs(const PairsPlan& plan, std::vector<PairMeasur
   return report;
 }
 
+void apply_narrowing(PairsReport& report, const probes::Narrowing& narrowing,
+                     std::vector<PairMeasurement> follow_ups) {
+  probes::MeshReport& mesh = report.mesh;
+  for (const PairMeasurement& p : follow_ups) {
+    if (p.a < mesh.matrix.size() && p.b < mesh.matrix.size() && !mesh.matrix[p.a][p.b]) {
+      mesh.matrix[p.a][p.b] = mesh.matrix[p.b][p.a] = p.busbw;
+    }
+  }
+  report.follow_ups = std::move(follow_ups);
+  mesh.outliers = {};
+  for (NodeStanding& s : report.ranking)
+    s.flagged = false;
+  const probes::FaultVerdict& v = narrowing.verdict;
+  const std::string reason = probes::describe_verdict(v, report.nodes) + "; the pattern's median " +
+                             number(narrowing.baseline) + ", low below " +
+                             number(narrowing.baseline - narrowing.limit);
+  if (v.kind == probes::FaultKind::kNode && v.hosts.size() == 1) {
+    probes::FlaggedHost h;
+    h.host = v.hosts[0];
+    h.as_source = h.as_destination = true;
+    h.hosts_source_median = h.hosts_destination_median = narrowing.baseline;
+    h.reason = reason;
+    for (NodeStanding& s : report.ranking) {
+      if (s.node != h.host) continue;
+      s.flagged = true;
+      h.source_median = h.destination_median = s.median_busbw;
+    }
+    mesh.outliers.hosts.push_back(h);
+  } else if (v.kind == probes::FaultKind::kPath && v.hosts.size() == 2) {
+    probes::FlaggedCell c;
+    c.source = std::min(v.hosts[0], v.hosts[1]);
+    c.destination = std::max(v.hosts[0], v.hosts[1]);
+    c.value = std::numeric_limits<double>::infinity();
+    for (const auto* list : {&report.pairs, &report.follow_ups})
+      for (const PairMeasurement& p : *list)
+        if (p.a == c.source && p.b == c.destination) c.value = std::min(c.value, p.busbw);
+    if (!std::isfinite(c.value)) c.value = 0;
+    c.reason = reason;
+    mesh.outliers.cells.push_back(c);
+  }
+  report.verdict = probes::describe_verdict(v, report.nodes);
+}
+
 std::string render_pairs_text(const PairsReport& r) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line,
-                "# Pairs: %s %zu B %s %s on every pair of %zu %s, %d iterations each\n",
-                r.collective.c_str(), r.bytes, std::string(data_type_name(r.type)).c_str(),
-                r.op.c_str(), r.nodes.size(), r.by == PairsBy::kHost ? "nodes" : "ranks", r.iters);
+  const char* nodes = r.by == PairsBy::kHost ? "nodes" : "ranks";
+  if (r.all_pairs) {
+    std::snprintf(line, sizeof line,
+                  "# Pairs: %s %zu B %s %s on every pair of %zu %s, %d iterations each\n",
+                  r.collective.c_str(), r.bytes, std::string(data_type_name(r.type)).c_str(),
+                  r.op.c_str(), r.nodes.size(), nodes, r.iters);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "# Pairs: %s %zu B %s %s over %zu %s, %d iterations each, %s\n",
+                  r.collective.c_str(), r.bytes, std::string(data_type_name(r.type)).c_str(),
+                  r.op.c_str(), r.nodes.size(), nodes, r.iters, r.pattern.c_str());
+  }
   out += line;
   std::snprintf(line, sizeof line, "# %6s  %-20s  %-20s  %10s  %10s\n", "round", "node A", "node B",
                 "time(us)", "busbw(GB/s)");
   out += line;
-  for (const PairMeasurement& p : r.pairs) {
-    std::snprintf(line, sizeof line, "# %6zu  %-20s  %-20s  %10s  %10s\n", p.round + 1,
-                  r.nodes[p.a].c_str(), r.nodes[p.b].c_str(), fixed_field(p.time_us, 10).c_str(),
-                  fixed_field(p.busbw, 10).c_str());
-    out += line;
+  auto rows = [&](const std::vector<PairMeasurement>& list) {
+    for (const PairMeasurement& p : list) {
+      std::snprintf(line, sizeof line, "# %6zu  %-20s  %-20s  %10s  %10s\n", p.round + 1,
+                    r.nodes[p.a].c_str(), r.nodes[p.b].c_str(), fixed_field(p.time_us, 10).c_str(),
+                    fixed_field(p.busbw, 10).c_str());
+      out += line;
+    }
+  };
+  rows(r.pairs);
+  if (!r.follow_ups.empty()) {
+    out += "# Follow-up rounds, narrowing down:\n";
+    rows(r.follow_ups);
   }
   out += "# Nodes by the median busbw of their pairs, slowest first:\n";
   for (const NodeStanding& s : r.ranking) {

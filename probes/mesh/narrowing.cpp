@@ -28,13 +28,22 @@ public:
   void set_baseline(const std::vector<PairResult>& pattern) {
     std::vector<double> values;
     for (const auto& r : pattern)
-      if (r.value) values.push_back(*r.value);
+      if (r.value) values.push_back(scaled(*r.value));
     const RobustStats s = robust_stats(std::move(values));
     baseline_ = s.median;
-    limit_ = std::max(options_.threshold * s.mad, options_.min_relative * std::fabs(s.median));
+    limit_ =
+        options_.ratio_scale
+            ? std::max(options_.threshold * s.mad, -std::log(1.0 - options_.min_relative))
+            : std::max(options_.threshold * s.mad, options_.min_relative * std::fabs(s.median));
   }
-  double baseline() const { return baseline_; }
-  double limit() const { return limit_; }
+  // Both in the values' own units, whatever the scale judged on.
+  double baseline() const { return options_.ratio_scale ? std::exp(baseline_) : baseline_; }
+  double limit() const {
+    if (!options_.ratio_scale) return limit_;
+    const double edge = options_.better == Better::kHigher ? std::exp(baseline_ - limit_)
+                                                           : std::exp(baseline_ + limit_);
+    return std::fabs(baseline() - edge);
+  }
 
   void observe(const PairResult& r) {
     results_.push_back(r);
@@ -46,8 +55,8 @@ public:
 
   bool is_low(const PairResult& r) const {
     if (!r.value) return false;
-    const double worse =
-        options_.better == Better::kHigher ? baseline_ - *r.value : *r.value - baseline_;
+    const double v = scaled(*r.value);
+    const double worse = options_.better == Better::kHigher ? baseline_ - v : v - baseline_;
     return worse > limit_;
   }
 
@@ -227,7 +236,10 @@ private:
   std::map<std::string, std::vector<std::size_t>> by_leaf_;
   std::vector<PairResult> results_;
   std::set<std::size_t> failed_;
-  double baseline_ = 0, limit_ = 0;
+  // A value as judged: itself, or its logarithm (zero stays finite, far below any result).
+  double scaled(double v) const { return options_.ratio_scale ? std::log(std::max(v, 1e-12)) : v; }
+
+  double baseline_ = 0, limit_ = 0; // on the judged scale
 };
 
 } // namespace
@@ -254,7 +266,8 @@ Result<Narrowing> narrow_down(const std::vector<PairResult>& pattern, std::size_
                  std::to_string(leaves.size()) + " leaves for " + std::to_string(n) + " hosts");
   }
   if (!(options.threshold > 0) || !std::isfinite(options.threshold) ||
-      !(options.min_relative >= 0) || !std::isfinite(options.min_relative)) {
+      !(options.min_relative >= 0) || !std::isfinite(options.min_relative) ||
+      (options.ratio_scale && !(options.min_relative < 1))) {
     return Error(ErrorCode::kInvalidArgument, "narrowing",
                  "the threshold must be positive and the floor at least 0");
   }

@@ -67,6 +67,11 @@ struct NarrowingOptions {
   double min_relative = 0.20; // of the median
   std::size_t max_rounds = 0; // follow-up rounds; 0: 2 log2(n) + 2
   bool follow_up = true;      // false: judge the pattern's results alone, run no round
+  // Judge the logarithm of the values: where noise is a factor rather than an offset
+  // (bandwidth between ranks that share cores), a linear MAD of widely spread healthy
+  // results would put the limit below zero and hide any slow result. The floor then is
+  // "min_relative below the median" as a ratio.
+  bool ratio_scale = false;
 };
 
 // Runs one follow-up round (a matching); returns one value per pair, nullopt for a pair
@@ -76,7 +81,7 @@ using RoundRunner =
 
 struct Narrowing {
   double baseline = 0; // the pattern's median
-  double limit = 0;    // how much worse than the baseline a low result is
+  double limit = 0;    // how much worse than the baseline a low result is (in value units)
   std::size_t pattern_rounds = 0;
   std::size_t follow_up_rounds = 0;
   std::vector<PairResult> follow_ups;

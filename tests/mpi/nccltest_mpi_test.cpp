@@ -187,6 +187,27 @@ TEST(NcclTestMpi, PairsNameAnInjectedSlowPair) {
   std::remove(heatmap.c_str());
 }
 
+// At scale --pairs runs a pattern, then narrows down: a ring over 4 ranks loads every rank
+// in 2 rounds (4 here, one pair at a time); its one low pair could be either rank's fault
+// or their path's, and follow-up rounds against the other ranks tell which.
+TEST(NcclTestMpi, PairsRingNarrowsDownToAnInjectedSlowPath) {
+  MpiRun r = mpirun(
+      4, {"--pairs", "--pairs-by", "rank", "--pairs-pattern", "ring", "-e", "4K", "-n", "20"},
+      {{"FABRIC_NCCLTEST_FAULT", "slow-pair=1-2"}, {"OMPI_MCA_mpi_yield_when_idle", "1"}});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# Pairs: all_reduce 4096 B float sum over 4 ranks, 20 iterations each, "
+                       "ring: 2 rounds"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# Follow-up rounds, narrowing down:"), std::string::npos) << r.out;
+  const auto verdict = r.out.find("# Verdict: path rank");
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  const std::string line = r.out.substr(verdict, r.out.find('\n', verdict) - verdict);
+  EXPECT_NE(line.find("rank1@"), std::string::npos) << line;
+  EXPECT_NE(line.find("rank2@"), std::string::npos) << line;
+  EXPECT_NE(line.find("slow between these two only"), std::string::npos) << line;
+}
+
 TEST(NcclTestMpi, ResultFilesFromARealRun) {
   const std::string json = temp_path("run.json"), prom = temp_path("run.prom"),
                     plot = temp_path("run.svg");

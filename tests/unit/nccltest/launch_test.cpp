@@ -152,15 +152,17 @@ TEST(GpuMap, ADeviceBeyondTheVisibleOnesIsRefusedWithAdvice) {
 }
 
 TEST(Fault, PlansParseAndRefuseGarbage) {
-  auto plan = parse_fault_plan("corrupt=2,stall=1@1M,slow-pair=3-1");
+  auto plan = parse_fault_plan("corrupt=2,stall=1@1M,slow-pair=3-1,slow-node=4");
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   EXPECT_EQ(plan->corrupt_rank, 2);
   EXPECT_EQ(plan->stall_rank, 1);
   EXPECT_EQ(plan->stall_from_bytes, 1u << 20);
   EXPECT_EQ(plan->slow_pair, std::make_pair(1, 3));
+  EXPECT_EQ(plan->slow_node, 4);
   EXPECT_TRUE(plan->any());
   EXPECT_FALSE(parse_fault_plan("")->any());
-  for (const char* bad : {"corrupt", "corrupt=x", "slow-pair=2-2", "explode=1", "stall=1@lots"}) {
+  for (const char* bad :
+       {"corrupt", "corrupt=x", "slow-pair=2-2", "explode=1", "stall=1@lots", "slow-node=x"}) {
     auto r = parse_fault_plan(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().operation(), kFaultEnv);

@@ -76,6 +76,13 @@ TEST(NcclTestOptions, BadValuesNameTheOptionAndTheValue) {
   EXPECT_NE(message(parse({"--pairs-size", "1M"})).find("only mean something with --pairs"),
             std::string::npos);
   EXPECT_NE(message(parse({"-T", "-1"})).find("-T/--timeout"), std::string::npos);
+  EXPECT_NE(message(parse({"--pairs-pattern", "ring"})).find("only mean something with --pairs"),
+            std::string::npos);
+  EXPECT_NE(message(parse({"--pairs", "--pairs-pattern", "spiral"})).find("--pairs-pattern"),
+            std::string::npos);
+  // Ranks carry no leaf: the patterns that follow leaves point to the tool that has them.
+  EXPECT_NE(message(parse({"--pairs", "--pairs-pattern", "leaf-local"})).find("fabric-probe mesh"),
+            std::string::npos);
 }
 
 // -e 100G alone would take 1 MiB steps (-i's default): the fix to suggest is -f 2, and the

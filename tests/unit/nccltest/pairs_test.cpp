@@ -20,7 +20,7 @@ std::vector<RankInfo> ranks_on(const std::vector<std::string>& hosts) {
 }
 
 TEST(PairsPlan, NodesAreHostsAndEveryPairMeetsOnce) {
-  PairsPlan plan = plan_pairs(ranks_on({"a", "a", "b", "b", "c", "c", "d", "d"}), PairsBy::kHost);
+  PairsPlan plan = *plan_pairs(ranks_on({"a", "a", "b", "b", "c", "c", "d", "d"}), PairsBy::kHost);
   EXPECT_EQ(plan.nodes, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_EQ(plan.node_ranks[2], (std::vector<int>{4, 5}));
   ASSERT_EQ(plan.rounds.size(), 3u);
@@ -42,7 +42,7 @@ TEST(PairsPlan, NodesAreHostsAndEveryPairMeetsOnce) {
 }
 
 TEST(PairsPlan, ByRankAndOddCounts) {
-  PairsPlan plan = plan_pairs(ranks_on({"h", "h", "h"}), PairsBy::kRank);
+  PairsPlan plan = *plan_pairs(ranks_on({"h", "h", "h"}), PairsBy::kRank);
   EXPECT_EQ(plan.nodes, (std::vector<std::string>{"rank0@h", "rank1@h", "rank2@h"}));
   ASSERT_EQ(plan.rounds.size(), 3u);
   for (std::size_t round = 0; round < 3; ++round) {
@@ -72,7 +72,7 @@ PairsReport assemble(const PairsPlan& plan, std::vector<double> busbw_by_pair) {
 }
 
 TEST(PairsReport, ASlowPairIsNamed) {
-  PairsPlan plan = plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
+  PairsPlan plan = *plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
   std::vector<double> bw;
   for (const auto& round : plan.rounds) {
     for (const auto& [a, b] : round)
@@ -90,7 +90,7 @@ TEST(PairsReport, ASlowPairIsNamed) {
 }
 
 TEST(PairsReport, ASlowNodeIsNamedAndRankedFirst) {
-  PairsPlan plan = plan_pairs(ranks_on({"n0", "n1", "n2", "n3", "n4", "n5"}), PairsBy::kHost);
+  PairsPlan plan = *plan_pairs(ranks_on({"n0", "n1", "n2", "n3", "n4", "n5"}), PairsBy::kHost);
   std::vector<double> bw;
   for (const auto& round : plan.rounds) {
     for (const auto& [a, b] : round)
@@ -107,7 +107,7 @@ TEST(PairsReport, ASlowNodeIsNamedAndRankedFirst) {
 // Ranks sharing a node's cores spread widely (seen: 0.23 to 0.43 GB/s); a pair that
 // moved almost nothing must still be named, however wide the others' spread.
 TEST(PairsReport, ASlowPairStandsOutOfWidelySpreadPairs) {
-  PairsPlan plan = plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
+  PairsPlan plan = *plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
   std::vector<double> bw;
   const double others[] = {0.34, 0.43, 0.31, 0.25, 0.23};
   std::size_t k = 0;
@@ -123,11 +123,94 @@ TEST(PairsReport, ASlowPairStandsOutOfWidelySpreadPairs) {
 }
 
 TEST(PairsReport, UniformPairsHaveNoVerdictAgainstAnyone) {
-  PairsPlan plan = plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
+  PairsPlan plan = *plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost);
   PairsReport r = assemble(plan, {10.0, 10.2, 9.9, 10.1, 10.0, 9.8});
   EXPECT_TRUE(r.mesh.outliers.cells.empty());
   EXPECT_TRUE(r.mesh.outliers.hosts.empty());
   EXPECT_EQ(r.verdict, "no slow node or pair: every pair is within the noise of the others");
+}
+
+// At scale: a ring is two rounds whatever the node count, each pair stored lower first;
+// by rank each of its pairs still runs alone.
+TEST(PairsPlan, ARingIsTwoRoundsAndByRankStillOnePairAtATime) {
+  probes::PatternSpec ring;
+  ring.kind = probes::PatternKind::kRing;
+  std::vector<std::string> hosts;
+  for (int i = 0; i < 64; ++i)
+    hosts.push_back("n" + std::to_string(i / 2)); // 32 nodes, two ranks each
+  auto plan = plan_pairs(ranks_on(hosts), PairsBy::kHost, ring);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->rounds.size(), 2u);
+  std::set<std::size_t> met;
+  for (const auto& round : plan->rounds) {
+    for (const auto& [a, b] : round) {
+      EXPECT_LT(a, b);
+      met.insert(a);
+      met.insert(b);
+    }
+  }
+  EXPECT_EQ(met.size(), 32u); // every node under load
+  EXPECT_EQ(probes::describe_plan(plan->pattern).rfind("ring: 2 rounds", 0), 0u)
+      << probes::describe_plan(plan->pattern);
+
+  auto by_rank = plan_pairs(ranks_on({"h", "h", "h", "h"}), PairsBy::kRank, ring);
+  ASSERT_TRUE(by_rank.ok());
+  EXPECT_EQ(by_rank->rounds.size(), 4u); // 2 ring rounds of 2 pairs, one pair at a time
+  for (const auto& round : by_rank->rounds)
+    EXPECT_EQ(round.size(), 1u);
+}
+
+TEST(PairsPlan, PatternsThatFollowLeavesAreRefused) {
+  probes::PatternSpec leaf;
+  leaf.kind = probes::PatternKind::kLeafLocal;
+  auto plan = plan_pairs(ranks_on({"a", "b", "c", "d"}), PairsBy::kHost, leaf);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().message().find("--pairs-pattern"), std::string::npos);
+  EXPECT_NE(plan.error().message().find("leaf"), std::string::npos) << plan.error().message();
+}
+
+// After a ring, narrowing's verdict is the report's: the slow node is flagged and ranked,
+// and the follow-up pairs are listed after the pattern's.
+TEST(PairsReport, ARingsVerdictComesFromNarrowing) {
+  probes::PatternSpec ring;
+  ring.kind = probes::PatternKind::kRing;
+  PairsPlan plan = *plan_pairs(ranks_on({"n0", "n1", "n2", "n3"}), PairsBy::kHost, ring);
+  std::vector<double> bw;
+  for (const auto& round : plan.rounds)
+    for (const auto& [a, b] : round)
+      bw.push_back(a == 2 || b == 2 ? 1.0 : 10.0);
+  PairsReport r = assemble(plan, bw);
+  r.all_pairs = false;
+  r.pattern = probes::describe_plan(plan.pattern);
+  probes::Narrowing n;
+  n.baseline = 10;
+  n.limit = 2;
+  n.verdict.kind = probes::FaultKind::kNode;
+  n.verdict.hosts = {2};
+  n.verdict.low_results = 3;
+  apply_narrowing(r, n, {{2, 0, 2, 100.0, 1.5}});
+  ASSERT_EQ(r.mesh.outliers.hosts.size(), 1u);
+  EXPECT_EQ(r.mesh.outliers.hosts[0].host, 2u);
+  EXPECT_TRUE(r.mesh.outliers.cells.empty());
+  EXPECT_EQ(r.verdict, "node n2: slow with every partner (3 low results)");
+  EXPECT_EQ(r.mesh.matrix[0][2], 1.5); // the follow-up fills a cell the ring left empty
+  const std::string text = render_pairs_text(r);
+  EXPECT_NE(text.find("over 4 nodes, 20 iterations each, ring: 2 rounds"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# Follow-up rounds, narrowing down:\n#      3  n0"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("SLOW"), std::string::npos);
+  EXPECT_NE(text.find("# Verdict: node n2: slow with every partner"), std::string::npos);
+
+  n.verdict.kind = probes::FaultKind::kPath;
+  n.verdict.hosts = {3, 2};
+  apply_narrowing(r, n, {});
+  ASSERT_EQ(r.mesh.outliers.cells.size(), 1u);
+  EXPECT_EQ(r.mesh.outliers.cells[0].source, 2u);
+  EXPECT_EQ(r.mesh.outliers.cells[0].destination, 3u);
+  EXPECT_DOUBLE_EQ(r.mesh.outliers.cells[0].value, 1.0);
+  EXPECT_TRUE(r.mesh.outliers.hosts.empty());
+  EXPECT_EQ(r.verdict.rfind("path n3 - n2: slow between these two only", 0), 0u) << r.verdict;
 }
 
 } // namespace

@@ -224,6 +224,45 @@ TEST(Narrowing, LatencyIsLowWhenHigh) {
   EXPECT_EQ(describe_verdict(n->verdict, names), "node c: slow with every partner (5 low results)");
 }
 
+// Ranks sharing cores spread by a factor (seen: 0.23 to 0.43 GB/s): on a linear scale the
+// MAD limit runs below zero and nothing can be low; judged as ratios, the pair that moved
+// next to nothing is low, and the healthy spread is not.
+TEST(Narrowing, OnTheRatioScaleASlowPairStandsOutOfAWideSpread) {
+  std::vector<std::string> names{"a", "b", "c", "d", "e", "f"}, leaves(6);
+  auto plan = plan_pattern({PatternKind::kAllPairs, 0, 1}, leaves, false);
+  ASSERT_TRUE(plan.ok());
+  const double spread[] = {0.34, 0.43, 0.31, 0.25, 0.23, 0.29, 0.41, 0.27};
+  auto value = [&](std::size_t x, std::size_t y) {
+    return std::minmax(x, y) == std::minmax<std::size_t>(1, 4) ? 0.002 : spread[(x * 3 + y) % 8];
+  };
+  std::vector<PairResult> results;
+  for (std::size_t r = 0; r < plan->rounds.size(); ++r)
+    for (auto [x, y] : plan->rounds[r])
+      results.push_back({x, y, value(x, y), r + 1});
+  auto run = [&](const MeshRound& round, std::size_t) {
+    std::vector<std::optional<double>> out;
+    for (auto [x, y] : round)
+      out.push_back(value(x, y));
+    return out;
+  };
+  NarrowingOptions options;
+  options.min_relative = 0.10;
+  auto linear = narrow_down(results, plan->rounds.size(), names, leaves, options, run);
+  ASSERT_TRUE(linear.ok());
+  EXPECT_EQ(linear->verdict.kind, FaultKind::kNone) << "the linear rule sees nothing here";
+  options.ratio_scale = true;
+  auto ratio = narrow_down(results, plan->rounds.size(), names, leaves, options, run);
+  ASSERT_TRUE(ratio.ok());
+  EXPECT_EQ(ratio->verdict.kind, FaultKind::kPath) << describe_verdict(ratio->verdict, names);
+  EXPECT_EQ(ratio->verdict.low_results, 2u); // the pattern's, and the measurement confirming it
+  EXPECT_GT(ratio->baseline, 0.25);          // reported in GB/s, not as a logarithm
+  EXPECT_LT(ratio->baseline, 0.40);
+  EXPECT_GT(ratio->limit, 0.0);
+  EXPECT_LT(ratio->limit, ratio->baseline);
+  options.min_relative = 1.0; // a ratio floor of 100% below cannot be judged
+  EXPECT_FALSE(narrow_down(results, plan->rounds.size(), names, leaves, options, run).ok());
+}
+
 // Eight hosts, one random matching measured both ways; host 3 is slow.
 struct SmallMesh {
   std::vector<std::string> names{"h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"};
