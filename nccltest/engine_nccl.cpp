@@ -128,15 +128,7 @@ public:
     send_bytes_ = send_bytes;
     recv_bytes_ = recv_bytes;
     if (config_.registration == Registration::kNone) return Ok();
-    FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart"));
-    Result<void> registered = Ok();
-    for (Slot& s : slots_) {
-      registered = register_buffers(s);
-      if (!registered.ok()) break;
-    }
-    Result<void> ended = check(api_, api_.group_end(), "ncclGroupEnd");
-    FABRIC_TRY(registered);
-    return ended;
+    return grouped([this](Slot& s) { return register_buffers(s); });
   }
 
   Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) override {
@@ -376,20 +368,25 @@ private:
     return base + offset;
   }
 
-  // Runs `each` on every slot; with several, inside one NCCL group (ncclGroupEnd is called
-  // even when a launch failed, as NCCL requires).
+  // Runs `each` on every slot inside one NCCL group; ncclGroupEnd is called even when one
+  // failed, as NCCL requires.
+  template <typename Each> Result<void> grouped(Each&& each) {
+    FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart"));
+    Result<void> done = Ok();
+    for (Slot& s : slots_) {
+      done = each(s);
+      if (!done.ok()) break;
+    }
+    Result<void> ended = check(api_, api_.group_end(), "ncclGroupEnd");
+    FABRIC_TRY(done);
+    return ended;
+  }
+
+  // Runs `each` on every slot; with several, in one group (grouped).
   template <typename Each> Result<void> on_every_slot(Each&& each) {
     FABRIC_TRY(usable());
     if (slots_.size() == 1) return each(slots_.front());
-    FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart"));
-    Result<void> launched = Ok();
-    for (Slot& s : slots_) {
-      launched = each(s);
-      if (!launched.ok()) break;
-    }
-    Result<void> ended = check(api_, api_.group_end(), "ncclGroupEnd");
-    FABRIC_TRY(launched);
-    return ended;
+    return grouped(each);
   }
 
   // One operation of `call` on every slot's stream, not waited for.
