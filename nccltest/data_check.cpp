@@ -42,7 +42,7 @@ CheckSpec check_spec(const Engine& engine, const CollectiveCall& call, uint64_t 
   spec.op = call.op;
   spec.root = call.root;
   spec.nranks = engine.size();
-  spec.rank = engine.rank();
+  spec.rank = engine.rank() + call.local;
   spec.seed = seed;
   spec.counts = call.counts;
   return spec;

@@ -26,6 +26,9 @@ struct CollectiveCall {
   int root = 0;
   CollectiveCounts counts;
   bool in_place = false;
+  // Which of the engine's local ranks (local_ranks()) a copy, fill or verify addresses;
+  // operations themselves always run on all of them.
+  int local = 0;
 };
 
 struct TimingOptions {
@@ -45,11 +48,14 @@ public:
   virtual ~Engine() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The ranks this engine drives: rank() to rank() + local_ranks() - 1, one per GPU of the
+  // process (nccl-tests' -g and -t); 1 for the mpi backend.
+  virtual int local_ranks() const { return 1; }
 
   // Send and receive buffers for every size of the run; once, before any timing.
   virtual Result<void> allocate(std::size_t send_bytes, std::size_t recv_bytes) = 0;
   // One untimed operation, then a barrier, then `timing.iters` timed iterations. Returns
-  // this rank's seconds per operation.
+  // this process's seconds per operation (the slowest of its local ranks).
   virtual Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) = 0;
   // One operation, complete when this returns (for warm-up and checks).
   virtual Result<void> run_once(const CollectiveCall& call) = 0;

@@ -1,11 +1,14 @@
-// The nccl engine: one communicator on one GPU, its own stream, device buffers, and CUDA
-// events around the timed loop (or around the launches of a CUDA graph that captured it).
-// Waits poll the stream, NCCL's asynchronous error and the run's abort request, so a failed
-// peer or the watchdog ends them instead of a hang. Only the thread that owns the engine
-// calls into NCCL: an abort posted by another thread is carried out here, in wait(), and
-// after ncclCommAbort the communicator is never touched again (abort_request.h).
+// The nccl engine: one communicator per GPU the process drives (one, or nccl-tests' -g N),
+// each with its own stream, device buffers and CUDA events around the timed loop (or around
+// the launches of a CUDA graph that captured it). With several GPUs every operation is
+// launched on all of them inside one NCCL group, as nccl-tests' startColl does. Waits poll
+// every stream, NCCL's asynchronous errors and the run's abort request, so a failed peer or
+// the watchdog ends them instead of a hang. Only the thread that owns the engine calls into
+// NCCL: an abort posted by another thread is carried out here, in wait(), on every
+// communicator, and after ncclCommAbort none is touched again (abort_request.h).
 #include "nccltest/engine_nccl.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -20,60 +23,112 @@
 namespace fabric::nccltest::nccl {
 namespace {
 
+// One GPU of the engine: its communicator and everything the engine keeps on that device.
+struct Slot {
+  int device = 0;
+  int rank = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaGraphExec_t graph_exec = nullptr;
+  void* send = nullptr;
+  void* recv = nullptr;
+  void* flag = nullptr;
+  void* check_result = nullptr; // the device checks' two counters
+  void* send_handle = nullptr;  // -R: ncclCommRegister's handle, or the window
+  void* recv_handle = nullptr;
+  std::unique_ptr<CheckKernels> kernels;
+  bool pending = false; // wait(): its stream not yet seen idle
+};
+
 class NcclEngine final : public Engine {
 public:
-  NcclEngine(const Api& api, ncclComm_t comm, int device, int rank, int size)
-      : api_(api), comm_(comm), device_(device), rank_(rank), size_(size) {}
+  NcclEngine(const Api& api, std::vector<Member> members, const EngineConfig& config)
+      : api_(api), config_(config) {
+    for (const Member& m : members) {
+      Slot s;
+      s.comm = m.comm;
+      s.device = m.device;
+      slots_.push_back(std::move(s));
+    }
+  }
 
   ~NcclEngine() override {
-    api_.set_device(device_);
-    if (graph_exec_ != nullptr) api_.graph_exec_destroy(graph_exec_);
-    if (start_ != nullptr) api_.event_destroy(start_);
-    if (stop_ != nullptr) api_.event_destroy(stop_);
-    if (send_ != nullptr) api_.free(send_);
-    if (recv_ != nullptr) api_.free(recv_);
-    if (flag_ != nullptr) api_.free(flag_);
-    if (check_result_ != nullptr) api_.free(check_result_);
-    kernels_.reset();
-    if (stream_ != nullptr) api_.stream_destroy(stream_);
-    if (!aborted_) api_.comm_destroy(comm_);
+    for (Slot& s : slots_) {
+      api_.set_device(s.device);
+      if (s.graph_exec != nullptr) api_.graph_exec_destroy(s.graph_exec);
+      if (s.start != nullptr) api_.event_destroy(s.start);
+      if (s.stop != nullptr) api_.event_destroy(s.stop);
+      if (!aborted_) deregister(s);
+      free_buffer(s.send);
+      free_buffer(s.recv);
+      if (s.flag != nullptr) api_.free(s.flag);
+      if (s.check_result != nullptr) api_.free(s.check_result);
+      s.kernels.reset();
+      if (s.stream != nullptr) api_.stream_destroy(s.stream);
+    }
+    if (aborted_) return;
+    for (Slot& s : slots_)
+      api_.comm_destroy(s.comm);
   }
 
   Result<void> init() {
-    FABRIC_TRY(check(api_, api_.set_device(device_), "cudaSetDevice"));
-    FABRIC_TRY(check(api_, api_.stream_create_with_flags(&stream_, cudaStreamNonBlocking),
-                     "cudaStreamCreateWithFlags"));
-    FABRIC_TRY(check(api_, api_.event_create(&start_), "cudaEventCreate"));
-    FABRIC_TRY(check(api_, api_.event_create(&stop_), "cudaEventCreate"));
-    FABRIC_TRY(check(api_, api_.malloc(&flag_, sizeof(int)), "cudaMalloc"));
-    // The device checks need the kernels and a driver that loads them for this GPU; else
-    // the checks run on the host, slower, and the log says why once.
-    Result<std::unique_ptr<CheckKernels>> kernels = CheckKernels::load();
-    if (kernels.ok()) {
+    if (slots_.empty()) {
+      return Error(ErrorCode::kInternal, "the nccl engine", "no communicator to drive");
+    }
+    FABRIC_TRY(
+        check(api_, api_.comm_count(slots_[0].comm, &size_), "ncclCommCount", slots_[0].comm));
+    bool kernels_everywhere = true;
+    std::string why;
+    for (Slot& s : slots_) {
+      FABRIC_TRY(check(api_, api_.comm_user_rank(s.comm, &s.rank), "ncclCommUserRank", s.comm));
+      FABRIC_TRY(check(api_, api_.set_device(s.device), "cudaSetDevice"));
+      FABRIC_TRY(check(api_, api_.stream_create_with_flags(&s.stream, cudaStreamNonBlocking),
+                       "cudaStreamCreateWithFlags"));
+      FABRIC_TRY(check(api_, api_.event_create(&s.start), "cudaEventCreate"));
+      FABRIC_TRY(check(api_, api_.event_create(&s.stop), "cudaEventCreate"));
+      FABRIC_TRY(check(api_, api_.malloc(&s.flag, sizeof(int)), "cudaMalloc"));
+      // The device checks need the kernels and a driver that loads them for this GPU (each
+      // GPU's context its own module); else every GPU's checks run on the host.
+      if (!kernels_everywhere) continue;
+      Result<std::unique_ptr<CheckKernels>> kernels = CheckKernels::load();
+      if (!kernels.ok()) {
+        kernels_everywhere = false;
+        why = kernels.error().message();
+        continue;
+      }
       FABRIC_TRY(
-          check(api_, api_.malloc(&check_result_, 2 * sizeof(unsigned long long)), "cudaMalloc"));
-      kernels_ = std::move(*kernels);
-    } else {
+          check(api_, api_.malloc(&s.check_result, 2 * sizeof(unsigned long long)), "cudaMalloc"));
+      s.kernels = std::move(*kernels);
+    }
+    if (!kernels_everywhere) {
+      for (Slot& s : slots_) {
+        api_.set_device(s.device);
+        s.kernels.reset();
+      }
       static std::once_flag said;
-      std::call_once(said, [&] {
-        spdlog::warn("data checks run on the host, in chunks: {}", kernels.error().message());
-      });
+      std::call_once(said,
+                     [&] { spdlog::warn("data checks run on the host, in chunks: {}", why); });
     }
     return Ok();
   }
 
-  int rank() const override { return rank_; }
+  int rank() const override { return slots_.front().rank; }
   int size() const override { return size_; }
+  int local_ranks() const override { return static_cast<int>(slots_.size()); }
 
+  // nccl-tests allocates with ncclMemAlloc where NCCL has it (its memory is what NVLS and
+  // the registration paths expect), and registers after allocating, as -R says.
   Result<void> allocate(std::size_t send_bytes, std::size_t recv_bytes) override {
-    FABRIC_TRY(check(api_, api_.set_device(device_), "cudaSetDevice"));
-    FABRIC_TRY(
-        check(api_, api_.malloc(&send_, std::max<std::size_t>(send_bytes, 1)), "cudaMalloc"));
-    FABRIC_TRY(
-        check(api_, api_.malloc(&recv_, std::max<std::size_t>(recv_bytes, 1)), "cudaMalloc"));
+    for (Slot& s : slots_) {
+      FABRIC_TRY(check(api_, api_.set_device(s.device), "cudaSetDevice"));
+      FABRIC_TRY(allocate_buffer(&s.send, std::max<std::size_t>(send_bytes, 1)));
+      FABRIC_TRY(allocate_buffer(&s.recv, std::max<std::size_t>(recv_bytes, 1)));
+    }
     send_bytes_ = send_bytes;
     recv_bytes_ = recv_bytes;
-    return Ok();
+    if (config_.registration == Registration::kNone) return Ok();
+    return grouped([this](Slot& s) { return register_buffers(s); });
   }
 
   Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) override {
@@ -83,21 +138,29 @@ public:
     if (timing.graph_launches > 0) FABRIC_TRY(capture(call, timing));
     FABRIC_TRY(barrier());
     const long ops = static_cast<long>(timing.iters) * timing.agg_iters;
+    FABRIC_TRY(record_all(&Slot::start));
     if (timing.graph_launches > 0) {
-      FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
       for (int l = 0; l < timing.graph_launches; ++l) {
-        FABRIC_TRY(check(api_, api_.graph_launch(graph_exec_, stream_), "cudaGraphLaunch"));
+        for (Slot& s : slots_) {
+          FABRIC_TRY(check(api_, api_.graph_launch(s.graph_exec, s.stream), "cudaGraphLaunch"));
+        }
       }
     } else {
-      FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
       FABRIC_TRY(iterations(call, timing));
     }
-    FABRIC_TRY(check(api_, api_.event_record(stop_, stream_), "cudaEventRecord"));
+    FABRIC_TRY(record_all(&Slot::stop));
     FABRIC_TRY(wait());
-    float ms = 0;
-    FABRIC_TRY(check(api_, api_.event_elapsed_time(&ms, start_, stop_), "cudaEventElapsedTime"));
+    // The process's time is its slowest GPU's, as nccl-tests' host timer around all of a
+    // thread's GPUs measures it.
+    float slowest = 0;
+    for (Slot& s : slots_) {
+      float ms = 0;
+      FABRIC_TRY(
+          check(api_, api_.event_elapsed_time(&ms, s.start, s.stop), "cudaEventElapsedTime"));
+      slowest = std::max(slowest, ms);
+    }
     const double launches = timing.graph_launches > 0 ? timing.graph_launches : 1;
-    return static_cast<double>(ms) / 1e3 / (static_cast<double>(ops) * launches);
+    return static_cast<double>(slowest) / 1e3 / (static_cast<double>(ops) * launches);
   }
 
   Result<void> run_once(const CollectiveCall& call) override {
@@ -105,37 +168,42 @@ public:
     return wait();
   }
 
-  // On the engine's stream, then waited for: ordered after the collective that wrote the
-  // output and before the next one that reads the input.
+  // On the local rank's stream, then waited for: ordered after the collective that wrote
+  // the output and before the next one that reads the input.
   Result<void> copy_in(const CollectiveCall& call, Region region, std::size_t offset,
                        std::span<const std::byte> bytes) override {
-    FABRIC_ASSIGN_OR_RETURN(char* device, region_at(call, region, offset, bytes.size()));
+    FABRIC_ASSIGN_OR_RETURN(Slot * s, slot(call));
+    FABRIC_ASSIGN_OR_RETURN(char* device, region_at(*s, call, region, offset, bytes.size()));
     FABRIC_TRY(check(
         api_,
-        api_.memcpy_async(device, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream_),
+        api_.memcpy_async(device, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, s->stream),
         "cudaMemcpyAsync to the GPU"));
     return wait();
   }
 
   Result<void> copy_out(const CollectiveCall& call, Region region, std::size_t offset,
                         std::span<std::byte> bytes) override {
-    FABRIC_ASSIGN_OR_RETURN(char* device, region_at(call, region, offset, bytes.size()));
+    FABRIC_ASSIGN_OR_RETURN(Slot * s, slot(call));
+    FABRIC_ASSIGN_OR_RETURN(char* device, region_at(*s, call, region, offset, bytes.size()));
     FABRIC_TRY(check(
         api_,
-        api_.memcpy_async(bytes.data(), device, bytes.size(), cudaMemcpyDeviceToHost, stream_),
+        api_.memcpy_async(bytes.data(), device, bytes.size(), cudaMemcpyDeviceToHost, s->stream),
         "cudaMemcpyAsync from the GPU"));
     return wait();
   }
 
-  bool has_device_checks() const override { return kernels_ != nullptr; }
+  bool has_device_checks() const override { return slots_.front().kernels != nullptr; }
 
   Result<void> fill_on_device(const CollectiveCall& call, const CheckSpec& spec,
                               const OnLaunch& on_launch) override {
+    FABRIC_ASSIGN_OR_RETURN(Slot * s, slot(call));
     FABRIC_ASSIGN_OR_RETURN(char* input,
-                            region_at(call, Region::kInput, 0, call.counts.send * elt(call)));
+                            region_at(*s, call, Region::kInput, 0, call.counts.send * elt(call)));
+    // The kernels launch into the current context: the local rank's GPU.
+    FABRIC_TRY(check(api_, api_.set_device(s->device), "cudaSetDevice"));
     const check_math::Params params = make_params(spec);
     for (const CheckLaunch& launch : plan_check_launches(call.counts.send)) {
-      FABRIC_TRY(kernels_->fill(params, call.type, input, launch, stream_));
+      FABRIC_TRY(s->kernels->fill(params, call.type, input, launch, s->stream));
       FABRIC_TRY(wait());
       if (on_launch) on_launch();
     }
@@ -149,23 +217,25 @@ public:
     CheckOutcome outcome;
     const check_math::Params params = make_params(spec);
     if (!check_math::output_defined(params)) return outcome;
+    FABRIC_ASSIGN_OR_RETURN(Slot * s, slot(call));
     FABRIC_ASSIGN_OR_RETURN(char* output,
-                            region_at(call, Region::kOutput, 0, call.counts.recv * elt(call)));
+                            region_at(*s, call, Region::kOutput, 0, call.counts.recv * elt(call)));
+    FABRIC_TRY(check(api_, api_.set_device(s->device), "cudaSetDevice"));
     unsigned long long result[2] = {0, ~0ull};
-    FABRIC_TRY(check(
-        api_,
-        api_.memcpy_async(check_result_, result, sizeof result, cudaMemcpyHostToDevice, stream_),
-        "cudaMemcpyAsync to the GPU"));
+    FABRIC_TRY(check(api_,
+                     api_.memcpy_async(s->check_result, result, sizeof result,
+                                       cudaMemcpyHostToDevice, s->stream),
+                     "cudaMemcpyAsync to the GPU"));
     for (const CheckLaunch& launch : plan_check_launches(call.counts.recv)) {
-      FABRIC_TRY(kernels_->verify(params, call.type, output, launch,
-                                  static_cast<unsigned long long*>(check_result_), stream_));
+      FABRIC_TRY(s->kernels->verify(params, call.type, output, launch,
+                                    static_cast<unsigned long long*>(s->check_result), s->stream));
       FABRIC_TRY(wait());
       if (on_launch) on_launch();
     }
-    FABRIC_TRY(check(
-        api_,
-        api_.memcpy_async(result, check_result_, sizeof result, cudaMemcpyDeviceToHost, stream_),
-        "cudaMemcpyAsync from the GPU"));
+    FABRIC_TRY(check(api_,
+                     api_.memcpy_async(result, s->check_result, sizeof result,
+                                       cudaMemcpyDeviceToHost, s->stream),
+                     "cudaMemcpyAsync from the GPU"));
     FABRIC_TRY(wait());
     outcome.checked = call.counts.recv;
     outcome.wrong = static_cast<std::size_t>(result[0]);
@@ -181,16 +251,24 @@ public:
 
   Result<std::unique_ptr<Engine>> split(int color, int key) override {
     FABRIC_TRY(usable());
+    if (slots_.size() != 1) {
+      return Error(ErrorCode::kUnsupported, "--pairs",
+                   "splits one GPU per process; this process drives " +
+                       std::to_string(slots_.size()) + " (-g/-t)")
+          .with_hint("run --pairs with one rank per GPU (-g 1 -t 1)");
+    }
+    Slot& s = slots_.front();
     int version = 0;
     if (api_.comm_split == nullptr && api_.get_version != nullptr) api_.get_version(&version);
     FABRIC_TRY(check_split(api_, version));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     ncclComm_t sub = nullptr;
     FABRIC_TRY(check(
-        api_, api_.comm_split(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &config),
-        "ncclCommSplit", comm_));
+        api_, api_.comm_split(s.comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &config),
+        "ncclCommSplit", s.comm));
     if (sub == nullptr) return std::unique_ptr<Engine>();
-    FABRIC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, make_nccl_engine(api_, sub, device_));
+    FABRIC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
+                            make_nccl_engine(api_, {Member{sub, s.device}}, config_));
     engine->poll_aborts(abort_request_);
     FABRIC_TRY(engine->allocate(send_bytes_, recv_bytes_));
     return engine;
@@ -199,7 +277,7 @@ public:
   void poll_aborts(const AbortRequest* request) override { abort_request_ = request; }
 
 private:
-  // After ncclCommAbort nothing may touch the communicator again.
+  // After ncclCommAbort nothing may touch the communicators again.
   Result<void> usable() const {
     if (!aborted_) return Ok();
     return Error(ErrorCode::kSystem, "the collective", "the communicator was aborted");
@@ -207,19 +285,80 @@ private:
 
   static std::size_t elt(const CollectiveCall& call) { return data_type_size(call.type); }
 
-  // Where `length` bytes of a region of `call` start on the GPU, `offset` bytes in.
-  Result<char*> region_at(const CollectiveCall& call, Region region, std::size_t offset,
-                          std::size_t length) const {
+  Result<Slot*> slot(const CollectiveCall& call) {
+    if (call.local < 0 || static_cast<std::size_t>(call.local) >= slots_.size()) {
+      return Error(ErrorCode::kInvalidArgument, "the nccl engine",
+                   "local rank " + std::to_string(call.local) + " of " +
+                       std::to_string(slots_.size()));
+    }
+    return &slots_[static_cast<std::size_t>(call.local)];
+  }
+
+  Result<void> allocate_buffer(void** buffer, std::size_t bytes) {
+    if (api_.mem_alloc != nullptr && api_.mem_free != nullptr) {
+      return check(api_, api_.mem_alloc(buffer, bytes), "ncclMemAlloc");
+    }
+    return check(api_, api_.malloc(buffer, bytes), "cudaMalloc");
+  }
+
+  void free_buffer(void* buffer) {
+    if (buffer == nullptr) return;
+    if (api_.mem_alloc != nullptr && api_.mem_free != nullptr) {
+      api_.mem_free(buffer);
+    } else {
+      api_.free(buffer);
+    }
+  }
+
+  Result<void> register_buffers(Slot& s) {
+    if (config_.registration == Registration::kSymmetric) {
+      FABRIC_TRY(
+          check(api_,
+                api_.comm_window_register(s.comm, s.send, std::max<std::size_t>(send_bytes_, 1),
+                                          reinterpret_cast<ncclWindow_t*>(&s.send_handle),
+                                          NCCL_WIN_COLL_SYMMETRIC),
+                "ncclCommWindowRegister", s.comm));
+      return check(api_,
+                   api_.comm_window_register(s.comm, s.recv, std::max<std::size_t>(recv_bytes_, 1),
+                                             reinterpret_cast<ncclWindow_t*>(&s.recv_handle),
+                                             NCCL_WIN_COLL_SYMMETRIC),
+                   "ncclCommWindowRegister", s.comm);
+    }
+    FABRIC_TRY(check(
+        api_,
+        api_.comm_register(s.comm, s.send, std::max<std::size_t>(send_bytes_, 1), &s.send_handle),
+        "ncclCommRegister", s.comm));
+    return check(
+        api_,
+        api_.comm_register(s.comm, s.recv, std::max<std::size_t>(recv_bytes_, 1), &s.recv_handle),
+        "ncclCommRegister", s.comm);
+  }
+
+  void deregister(Slot& s) {
+    for (void* handle : {s.send_handle, s.recv_handle}) {
+      if (handle == nullptr) continue;
+      if (config_.registration == Registration::kSymmetric) {
+        api_.comm_window_deregister(s.comm, static_cast<ncclWindow_t>(handle));
+      } else {
+        api_.comm_deregister(s.comm, handle);
+      }
+    }
+    s.send_handle = s.recv_handle = nullptr;
+  }
+
+  // Where `length` bytes of a region of `call` start on the slot's GPU, `offset` bytes in.
+  static Result<char*> region_at(const Slot& s, const CollectiveCall& call, Region region,
+                                 std::size_t offset, std::size_t length) {
     const std::size_t elt = data_type_size(call.type);
-    char* recv = static_cast<char*>(recv_);
+    char* recv = static_cast<char*>(s.recv);
     char* base = nullptr;
     std::size_t size = 0;
     if (region == Region::kInput) {
-      base =
-          call.in_place ? recv + call.counts.send_inplace * rank_ * elt : static_cast<char*>(send_);
+      base = call.in_place ? recv + call.counts.send_inplace * s.rank * elt
+                           : static_cast<char*>(s.send);
       size = call.counts.send * elt;
     } else {
-      base = recv + (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
+      base = recv + (call.in_place ? call.counts.recv_inplace * s.rank * elt : 0);
       size = call.counts.recv * elt;
     }
     if (offset > size || length > size - offset) {
@@ -229,57 +368,87 @@ private:
     return base + offset;
   }
 
-  // One operation of `call` on the stream, not waited for.
-  Result<void> launch(const CollectiveCall& call) {
+  // Runs `each` on every slot inside one NCCL group; ncclGroupEnd is called even when one
+  // failed, as NCCL requires.
+  template <typename Each> Result<void> grouped(Each&& each) {
+    FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart"));
+    Result<void> done = Ok();
+    for (Slot& s : slots_) {
+      done = each(s);
+      if (!done.ok()) break;
+    }
+    Result<void> ended = check(api_, api_.group_end(), "ncclGroupEnd");
+    FABRIC_TRY(done);
+    return ended;
+  }
+
+  // Runs `each` on every slot; with several, in one group (grouped).
+  template <typename Each> Result<void> on_every_slot(Each&& each) {
     FABRIC_TRY(usable());
+    if (slots_.size() == 1) return each(slots_.front());
+    return grouped(each);
+  }
+
+  // One operation of `call` on every slot's stream, not waited for.
+  Result<void> launch(const CollectiveCall& call) {
+    return on_every_slot([&](Slot& s) { return launch_on(s, call); });
+  }
+
+  Result<void> launch_on(Slot& s, const CollectiveCall& call) {
     const ncclDataType_t type = nccl_type(call.type);
     const ncclRedOp_t op = nccl_op(call.op);
     const std::size_t elt = data_type_size(call.type);
     const std::size_t count = call.counts.param;
-    char* recv = static_cast<char*>(recv_);
-    const char* send = call.in_place ? recv + call.counts.send_inplace * rank_ * elt
-                                     : static_cast<const char*>(send_);
-    char* out = recv + (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
+    char* recv = static_cast<char*>(s.recv);
+    const char* send = call.in_place ? recv + call.counts.send_inplace * s.rank * elt
+                                     : static_cast<const char*>(s.send);
+    char* out = recv + (call.in_place ? call.counts.recv_inplace * s.rank * elt : 0);
+    ncclComm_t comm = s.comm;
+    cudaStream_t stream = s.stream;
     ncclResult_t rc = ncclSuccess;
     switch (call.collective) {
     case Collective::kAllReduce:
-      rc = api_.all_reduce(send, out, count, type, op, comm_, stream_);
+      rc = api_.all_reduce(send, out, count, type, op, comm, stream);
       break;
-    case Collective::kAllGather:
-      rc = api_.all_gather(send, out, count, type, comm_, stream_);
-      break;
+    case Collective::kAllGather: rc = api_.all_gather(send, out, count, type, comm, stream); break;
     case Collective::kReduceScatter:
-      rc = api_.reduce_scatter(send, out, count, type, op, comm_, stream_);
+      rc = api_.reduce_scatter(send, out, count, type, op, comm, stream);
       break;
     case Collective::kBroadcast:
-      rc = api_.broadcast(send, out, count, type, call.root, comm_, stream_);
+      rc = api_.broadcast(send, out, count, type, call.root, comm, stream);
       break;
     case Collective::kReduce:
-      rc = api_.reduce(send, out, count, type, op, call.root, comm_, stream_);
+      rc = api_.reduce(send, out, count, type, op, call.root, comm, stream);
       break;
     case Collective::kAllToAll:
       if (api_.all_to_all != nullptr) {
-        rc = api_.all_to_all(send, out, count, type, comm_, stream_);
+        rc = api_.all_to_all(send, out, count, type, comm, stream);
         break;
       }
-      FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
+      FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm));
       for (int r = 0; r < size_ && rc == ncclSuccess; ++r) {
-        rc = api_.send(send + r * count * elt, count, type, r, comm_, stream_);
-        if (rc == ncclSuccess)
-          rc = api_.recv(out + r * count * elt, count, type, r, comm_, stream_);
+        rc = api_.send(send + r * count * elt, count, type, r, comm, stream);
+        if (rc == ncclSuccess) rc = api_.recv(out + r * count * elt, count, type, r, comm, stream);
       }
-      FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
+      FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm));
       break;
     case Collective::kSendRecv: {
-      FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
-      rc = api_.send(send, count, type, (rank_ + 1) % size_, comm_, stream_);
+      FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm));
+      rc = api_.send(send, count, type, (s.rank + 1) % size_, comm, stream);
       if (rc == ncclSuccess)
-        rc = api_.recv(out, count, type, (rank_ - 1 + size_) % size_, comm_, stream_);
-      FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
+        rc = api_.recv(out, count, type, (s.rank - 1 + size_) % size_, comm, stream);
+      FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm));
       break;
     }
     }
-    return check(api_, rc, "launching the collective", comm_);
+    return check(api_, rc, "launching the collective", comm);
+  }
+
+  Result<void> record_all(cudaEvent_t Slot::*event) {
+    for (Slot& s : slots_) {
+      FABRIC_TRY(check(api_, api_.event_record(s.*event, s.stream), "cudaEventRecord"));
+    }
+    return Ok();
   }
 
   // The timed operations, aggregated per iteration as nccl-tests' -m does. Blocking (-z 1),
@@ -295,52 +464,85 @@ private:
         }
         continue;
       }
-      if (timing.agg_iters > 1)
-        FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
+      if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart"));
       for (int a = 0; a < timing.agg_iters; ++a)
         FABRIC_TRY(launch(call));
-      if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
+      if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd"));
     }
     return Ok();
   }
 
+  // Every slot's stream captured at once (thread-local mode, as nccl-tests, so that NCCL's
+  // own allocations during capture are allowed), then one graph per slot instantiated.
   Result<void> capture(const CollectiveCall& call, const TimingOptions& timing) {
-    if (graph_exec_ != nullptr) {
-      api_.graph_exec_destroy(graph_exec_);
-      graph_exec_ = nullptr;
+    for (Slot& s : slots_) {
+      if (s.graph_exec != nullptr) {
+        api_.graph_exec_destroy(s.graph_exec);
+        s.graph_exec = nullptr;
+      }
     }
-    FABRIC_TRY(check(api_, api_.stream_begin_capture(stream_, cudaStreamCaptureModeThreadLocal),
-                     "cudaStreamBeginCapture"));
-    TimingOptions captured = timing;
-    captured.blocking = false;
-    Result<void> launched = iterations(call, captured);
-    cudaGraph_t graph = nullptr;
-    FABRIC_TRY(check(api_, api_.stream_end_capture(stream_, &graph), "cudaStreamEndCapture"));
-    FABRIC_TRY(launched);
-    Result<void> made = check(api_, api_.graph_instantiate_with_flags(&graph_exec_, graph, 0),
-                              "cudaGraphInstantiateWithFlags");
-    api_.graph_destroy(graph);
+    std::size_t capturing = 0;
+    Result<void> launched = Ok();
+    for (Slot& s : slots_) {
+      launched = check(api_, api_.stream_begin_capture(s.stream, cudaStreamCaptureModeThreadLocal),
+                       "cudaStreamBeginCapture");
+      if (!launched.ok()) break;
+      ++capturing;
+    }
+    if (launched.ok()) {
+      TimingOptions captured = timing;
+      captured.blocking = false;
+      launched = iterations(call, captured);
+    }
+    std::vector<cudaGraph_t> graphs(slots_.size(), nullptr);
+    Result<void> ended = Ok();
+    for (std::size_t i = 0; i < capturing; ++i) {
+      Result<void> end = check(api_, api_.stream_end_capture(slots_[i].stream, &graphs[i]),
+                               "cudaStreamEndCapture");
+      if (ended.ok()) ended = end;
+    }
+    Result<void> made = launched.ok() ? ended : launched;
+    for (std::size_t i = 0; i < capturing; ++i) {
+      if (made.ok()) {
+        made = check(api_, api_.graph_instantiate_with_flags(&slots_[i].graph_exec, graphs[i], 0),
+                     "cudaGraphInstantiateWithFlags");
+      }
+      if (graphs[i] != nullptr) api_.graph_destroy(graphs[i]);
+    }
     return made;
   }
 
-  // Everything on the stream done; NCCL's asynchronous errors (a dead peer, an abort) end
+  // Everything on every stream done; NCCL's asynchronous errors (a dead peer, an abort) end
   // the wait with an error.
   Result<void> wait() {
     FABRIC_TRY(usable());
+    std::size_t remaining = slots_.size();
+    for (Slot& s : slots_)
+      s.pending = true;
     for (;;) {
-      cudaError_t rc = api_.stream_query(stream_);
-      if (rc == cudaSuccess) return Ok();
-      if (rc != cudaErrorNotReady) return check(api_, rc, "cudaStreamQuery");
-      ncclResult_t async = ncclSuccess;
-      FABRIC_TRY(
-          check(api_, api_.comm_get_async_error(comm_, &async), "ncclCommGetAsyncError", comm_));
-      if (async != ncclSuccess) {
-        Error error = check(api_, async, "the collective (asynchronous error)", comm_).error();
-        abort_comm();
-        return error;
+      for (Slot& s : slots_) {
+        if (!s.pending) continue;
+        cudaError_t rc = api_.stream_query(s.stream);
+        if (rc == cudaSuccess) {
+          s.pending = false;
+          --remaining;
+        } else if (rc != cudaErrorNotReady) {
+          return check(api_, rc, "cudaStreamQuery");
+        }
+      }
+      if (remaining == 0) return Ok();
+      for (Slot& s : slots_) {
+        ncclResult_t async = ncclSuccess;
+        FABRIC_TRY(check(api_, api_.comm_get_async_error(s.comm, &async), "ncclCommGetAsyncError",
+                         s.comm));
+        if (async != ncclSuccess) {
+          Error error = check(api_, async, "the collective (asynchronous error)", s.comm).error();
+          abort_comms();
+          return error;
+        }
       }
       if (abort_request_ != nullptr && abort_request_->requested()) {
-        abort_comm();
+        abort_comms();
         return Error(ErrorCode::kSystem, "the collective",
                      "aborted (ncclCommAbort): " + abort_request_->reason());
       }
@@ -348,47 +550,44 @@ private:
     }
   }
 
-  // As nccl-tests does on an asynchronous error or a timeout: the communicator's pending
-  // operations are stopped, and it is never used (nor destroyed) again.
-  void abort_comm() {
+  // As nccl-tests does on an asynchronous error or a timeout: every communicator's pending
+  // operations are stopped, and none is used (nor destroyed) again.
+  void abort_comms() {
     if (aborted_) return;
     aborted_ = true;
-    api_.comm_abort(comm_);
+    for (Slot& s : slots_)
+      api_.comm_abort(s.comm);
   }
 
   // All ranks of this communicator at the same point: a one-element all-reduce.
   Result<void> barrier() {
-    FABRIC_TRY(usable());
-    FABRIC_TRY(check(api_, api_.all_reduce(flag_, flag_, 1, ncclInt32, ncclSum, comm_, stream_),
-                     "ncclAllReduce (barrier)", comm_));
+    FABRIC_TRY(on_every_slot([&](Slot& s) {
+      return check(api_, api_.all_reduce(s.flag, s.flag, 1, ncclInt32, ncclSum, s.comm, s.stream),
+                   "ncclAllReduce (barrier)", s.comm);
+    }));
     return wait();
   }
 
   const Api& api_;
-  ncclComm_t comm_;
-  int device_, rank_, size_;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  cudaGraphExec_t graph_exec_ = nullptr;
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
-  void* flag_ = nullptr;
-  void* check_result_ = nullptr; // the device checks' two counters
-  std::unique_ptr<CheckKernels> kernels_;
+  EngineConfig config_;
+  std::vector<Slot> slots_;
+  int size_ = 0;
   std::size_t send_bytes_ = 0, recv_bytes_ = 0;
   const AbortRequest* abort_request_ = nullptr;
-  bool aborted_ = false; // ncclCommAbort was called: the communicator is gone
+  bool aborted_ = false; // ncclCommAbort was called: the communicators are gone
 };
 
 } // namespace
 
-Result<std::unique_ptr<Engine>> make_nccl_engine(const Api& api, ncclComm_t comm, int device) {
-  int rank = 0, size = 0;
-  FABRIC_TRY(check(api, api.comm_user_rank(comm, &rank), "ncclCommUserRank", comm));
-  FABRIC_TRY(check(api, api.comm_count(comm, &size), "ncclCommCount", comm));
-  auto engine = std::make_unique<NcclEngine>(api, comm, device, rank, size);
+Result<std::unique_ptr<Engine>> make_nccl_engine(const Api& api, std::vector<Member> members,
+                                                 const EngineConfig& config) {
+  auto engine = std::make_unique<NcclEngine>(api, std::move(members), config);
   FABRIC_TRY(engine->init());
   return std::unique_ptr<Engine>(std::move(engine));
+}
+
+Result<std::unique_ptr<Engine>> make_nccl_engine(const Api& api, ncclComm_t comm, int device) {
+  return make_nccl_engine(api, {Member{comm, device}});
 }
 
 } // namespace fabric::nccltest::nccl

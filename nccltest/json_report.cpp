@@ -48,7 +48,7 @@ std::string root_text(int root) {
 
 void nccl_tests_config(json::Writer& w, const RunHeader& h) {
   w.key("config").begin_object();
-  w.field("nthreads", 1).field("ngpus", 1);
+  w.field("nthreads", h.nthreads).field("ngpus", h.ngpus);
   w.field("minimum_bytes", static_cast<uint64_t>(h.min_bytes));
   w.field("maximum_bytes", static_cast<uint64_t>(h.max_bytes));
   if (h.step_factor > 1) {

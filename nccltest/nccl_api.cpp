@@ -80,6 +80,12 @@ std::string bind_api(Api& a, const SymbolLookup& nccl, const SymbolLookup& cudar
   bind(nccl, a.recv, "ncclRecv", nccl_error);
   bind(nccl, a.group_start, "ncclGroupStart", nccl_error);
   bind(nccl, a.group_end, "ncclGroupEnd", nccl_error);
+  bind(nccl, a.comm_register, "ncclCommRegister", nccl_error, true);
+  bind(nccl, a.comm_deregister, "ncclCommDeregister", nccl_error, true);
+  bind(nccl, a.comm_window_register, "ncclCommWindowRegister", nccl_error, true);
+  bind(nccl, a.comm_window_deregister, "ncclCommWindowDeregister", nccl_error, true);
+  bind(nccl, a.mem_alloc, "ncclMemAlloc", nccl_error, true);
+  bind(nccl, a.mem_free, "ncclMemFree", nccl_error, true);
   bind(nccl, a.get_error_string, "ncclGetErrorString", nccl_error);
   bind(nccl, a.get_last_error, "ncclGetLastError", nccl_error, /*optional=*/true);
   bind(cudart, a.set_device, "cudaSetDevice", cuda_error);

@@ -47,6 +47,14 @@ struct Api {
   ncclResult_t (*recv)(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
   ncclResult_t (*group_start)() = nullptr;
   ncclResult_t (*group_end)() = nullptr;
+  // Optional: NCCL 2.19 added buffer registration (-R 1) and ncclMemAlloc, 2.27 symmetric
+  // windows (-R 2); nccl-tests allocates with ncclMemAlloc where NCCL has it.
+  ncclResult_t (*comm_register)(const ncclComm_t, void*, size_t, void**) = nullptr;
+  ncclResult_t (*comm_deregister)(const ncclComm_t, void*) = nullptr;
+  ncclResult_t (*comm_window_register)(ncclComm_t, void*, size_t, ncclWindow_t*, int) = nullptr;
+  ncclResult_t (*comm_window_deregister)(ncclComm_t, ncclWindow_t) = nullptr;
+  ncclResult_t (*mem_alloc)(void**, size_t) = nullptr;
+  ncclResult_t (*mem_free)(void*) = nullptr;
   const char* (*get_error_string)(ncclResult_t) = nullptr;
   const char* (*get_last_error)(ncclComm_t) = nullptr;
 
@@ -85,7 +93,8 @@ using SymbolLookup = std::function<void*(const char*)>;
 
 // Fills `a` from the two libraries; returns what a required entry point lacks ("libnccl
 // lacks ncclAllReduce"), or "". Optional ones (ncclCommSplit, ncclAlltoAll,
-// ncclGetLastError) stay nullptr: only the features that need them refuse.
+// ncclGetLastError, the registration and ncclMemAlloc entry points) stay nullptr: only
+// the features that need them refuse or fall back.
 std::string bind_api(Api& a, const SymbolLookup& nccl, const SymbolLookup& cudart);
 
 // --pairs needs ncclCommSplit (NCCL 2.18); `library_version` is ncclGetVersion's code.

@@ -1,11 +1,13 @@
 #include "nccltest/nccl_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "common/cuda_runtime.h"
 #include "nccltest/engine_nccl.h"
+#include "nccltest/engine_threads.h"
 #include "nccltest/nccl_api.h"
 
 namespace fabric::nccltest::nccl {
@@ -68,10 +70,10 @@ Result<DeviceFacts> describe_device(int device) {
   return facts;
 }
 
-Result<std::unique_ptr<Engine>> make_engine(Group& group, const EngineSetup& setup) {
+Result<std::unique_ptr<Engine>> make_engine(Group& group, EngineSetup& setup) {
   FABRIC_ASSIGN_OR_RETURN(const Api* a, api());
   if (a->get_version(&g_library_version) != ncclSuccess) g_library_version = 0;
-  FABRIC_TRY(check(*a, a->set_device(setup.device), "cudaSetDevice"));
+  FABRIC_TRY(check(*a, a->set_device(setup.devices.front()), "cudaSetDevice"));
   ncclUniqueId id{};
   std::string mine;
   if (group.rank() == 0) {
@@ -85,11 +87,30 @@ Result<std::unique_ptr<Engine>> make_engine(Group& group, const EngineSetup& set
                      std::to_string(sizeof id.internal));
   }
   std::memcpy(id.internal, shared.data(), sizeof id.internal);
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  ncclComm_t comm = nullptr;
-  FABRIC_TRY(check(*a, a->comm_init_rank_config(&comm, group.size(), id, group.rank(), &config),
-                   "ncclCommInitRankConfig"));
-  return make_nccl_engine(*a, comm, setup.device);
+  const int local = static_cast<int>(setup.devices.size());
+  FABRIC_ASSIGN_OR_RETURN(
+      std::vector<ncclComm_t> comms,
+      init_comms(*a, id, group.size() * local, group.rank() * local, setup.devices));
+  const RegistrationPlan registration =
+      plan_registration(*a, static_cast<Registration>(setup.registration), g_library_version);
+  if (!registration.note.empty()) setup.notes.push_back(registration.note);
+  setup.notes.push_back(buffer_note(*a, registration.mode));
+  EngineConfig config;
+  config.registration = registration.mode;
+  // As nccl-tests without -p: the process's communicators are made here in one group, then
+  // each thread takes its GPUs' (-g of them) and owns them from then on.
+  const std::size_t threads = static_cast<std::size_t>(std::max(setup.threads, 1));
+  const std::size_t per_thread = comms.size() / threads;
+  std::vector<std::vector<Member>> slices(threads);
+  for (std::size_t i = 0; i < comms.size(); ++i)
+    slices[i / per_thread].push_back(Member{comms[i], setup.devices[i]});
+  if (threads == 1) return make_nccl_engine(*a, std::move(slices.front()), config);
+  std::vector<EngineMaker> makers;
+  for (std::vector<Member>& slice : slices) {
+    makers.push_back(
+        [a, slice = std::move(slice), config] { return make_nccl_engine(*a, slice, config); });
+  }
+  return make_threaded_engine(std::move(makers));
 }
 
 int library_version() {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "nccltest/engine.h"
@@ -36,12 +37,16 @@ struct DeviceFacts {
 Result<DeviceFacts> describe_device(int device);
 
 struct EngineSetup {
-  int device = 0;
+  std::vector<int> devices{0};    // the GPUs this process drives, one rank each (-g x -t)
+  int threads = 1;                // -t: threads driving them, devices.size() / threads each
+  int registration = 0;           // -R: 0 none, 1 ncclCommRegister, 2 symmetric windows
+  std::vector<std::string> notes; // filled: what -R fell back to, where the buffers come from
 };
 
-// Creates the communicator over `group`'s ranks: rank 0 calls ncclGetUniqueId, the id
-// travels through `group`, every rank calls ncclCommInitRankConfig on its device.
-Result<std::unique_ptr<Engine>> make_engine(Group& group, const EngineSetup& setup);
+// Creates the communicator over `group`'s processes, devices.size() ranks each (process p's
+// GPUs are ranks p * devices.size() ...): rank 0 calls ncclGetUniqueId, the id travels
+// through `group`, every process creates its ranks' communicators in one NCCL group.
+Result<std::unique_ptr<Engine>> make_engine(Group& group, EngineSetup& setup);
 
 // ncclGetVersion() once NCCL is loaded; 0 before or without it.
 int library_version();

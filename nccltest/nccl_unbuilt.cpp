@@ -25,7 +25,7 @@ Availability probe() {
 Result<DeviceFacts> describe_device(int) {
   return not_built();
 }
-Result<std::unique_ptr<Engine>> make_engine(Group&, const EngineSetup&) {
+Result<std::unique_ptr<Engine>> make_engine(Group&, EngineSetup&) {
   return not_built();
 }
 int library_version() {

@@ -76,8 +76,14 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("-z,--blocking", raw.blocking,
                  "1: wait for each operation to complete, then a barrier of all ranks, "
                  "before the next (nccl-tests' -z; default 0)");
-  app.add_option("-g,--ngpus", raw.ngpus, "GPUs per rank: only 1 (one rank per GPU)");
-  app.add_option("-t,--nthreads", raw.nthreads, "Threads per rank: only 1");
+  app.add_option("-g,--ngpus", raw.ngpus,
+                 "GPUs per thread, one rank each (nccl backend; default 1): -g 8 drives a "
+                 "whole 8-GPU node from one process");
+  app.add_option("-t,--nthreads", raw.nthreads,
+                 "Threads per process, each with -g GPUs (nccl backend; default 1)");
+  app.add_option("-R,--local_register", raw.registration,
+                 "Buffer registration: 0 none, 1 ncclCommRegister, 2 symmetric windows "
+                 "(NCCL 2.27; default 0)");
   app.add_option("-T,--timeout", raw.timeout_s,
                  "Watchdog: abort the run, naming the ranks that had not finished, when "
                  "communicator setup or any phase makes no progress for this many seconds "
@@ -160,15 +166,12 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   FABRIC_TRY(in_range(raw.graph_launches, 0, 100000, "-G/--cudagraph"));
   FABRIC_TRY(in_range(raw.blocking, 0, 1, "-z/--blocking"));
   FABRIC_TRY(in_range(raw.root, 0, 65535, "-r/--root"));
-  if (raw.ngpus != 1) {
-    return usage("-g/--ngpus", std::to_string(raw.ngpus) +
-                                   ": fabric-nccltest drives one GPU per rank; start one rank "
-                                   "per GPU (mpirun -np <GPUs>) instead");
-  }
-  if (raw.nthreads != 1) {
-    return usage("-t/--nthreads",
-                 std::to_string(raw.nthreads) + ": one thread per rank; start more ranks instead");
-  }
+  FABRIC_TRY(in_range(raw.ngpus, 1, 64, "-g/--ngpus"));
+  FABRIC_TRY(in_range(raw.nthreads, 1, 64, "-t/--nthreads"));
+  FABRIC_TRY(in_range(raw.registration, 0, 2, "-R/--local_register"));
+  o.ngpus = raw.ngpus;
+  o.nthreads = raw.nthreads;
+  o.registration = raw.registration;
   o.iters = raw.iters;
   o.warmup_iters = raw.warmup_iters;
   o.agg_iters = raw.agg_iters;

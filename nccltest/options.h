@@ -38,7 +38,10 @@ struct Options {
   int average = 1;        // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
   int graph_launches = 0; // -G (nccl backend)
   int blocking = 0;       // -z 0 or 1
-  double timeout_s = 0;   // -T: watchdog, per phase; 0: off
+  // -g, -t: GPUs per thread and threads per process, as nccl-tests runs them (nccl backend:
+  // one rank per GPU, ngpus * nthreads per process); -R: buffer registration 0/1/2.
+  int ngpus = 1, nthreads = 1, registration = 0;
+  double timeout_s = 0; // -T: watchdog, per phase; 0: off
   std::optional<std::string> json_path, prom_path, plot_path;
   std::optional<double> min_busbw;     // GB/s
   std::optional<double> min_busbw_pct; // % of the line-rate ceiling
@@ -62,7 +65,7 @@ struct RawOptions {
   int iters = 20, warmup_iters = 1, agg_iters = 1, check_iters = 1;
   std::string datatype = "float", op = "sum";
   int root = 0, average = 1, graph_launches = 0, blocking = 0;
-  int ngpus = 1, nthreads = 1;
+  int ngpus = 1, nthreads = 1, registration = 0;
   double timeout_s = 0;
   std::string json_path, prom_path, plot_path, pairs_heatmap;
   std::optional<double> min_busbw, min_busbw_pct;

@@ -103,6 +103,41 @@ Result<RankFacts> decode_rank_facts(const std::string& text) {
   return f;
 }
 
+std::string encode_process_facts(const std::vector<RankFacts>& facts) {
+  std::string out;
+  for (const RankFacts& f : facts) {
+    std::string line = encode_rank_facts(f); // compact JSON: no line break inside
+    while (!line.empty() && line.back() == '\n')
+      line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+Result<std::vector<RankFacts>> decode_process_facts(const std::string& text, int per_process) {
+  std::vector<RankFacts> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) {
+      return Error(ErrorCode::kDecode, "rank description", "a line without its end");
+    }
+    if (static_cast<int>(out.size()) == per_process) {
+      return Error(ErrorCode::kDecode, "rank description",
+                   "more than the " + std::to_string(per_process) + " ranks of a process");
+    }
+    FABRIC_ASSIGN_OR_RETURN(RankFacts f, decode_rank_facts(text.substr(start, end - start)));
+    out.push_back(std::move(f));
+    start = end + 1;
+  }
+  if (static_cast<int>(out.size()) != per_process) {
+    return Error(ErrorCode::kDecode, "rank description",
+                 std::to_string(out.size()) + " ranks from a process instead of " +
+                     std::to_string(per_process) + " (every process needs the same -g and -t)");
+  }
+  return out;
+}
+
 int place_ranks(std::vector<RankFacts>& ranks) {
   std::map<std::string, int> seen;
   for (RankFacts& f : ranks)

@@ -30,6 +30,11 @@ void write_rank_info_fields(json::Writer& w, const RankInfo& r);
 std::string encode_rank_facts(const RankFacts& facts);
 Result<RankFacts> decode_rank_facts(const std::string& text);
 
+// A process's ranks (one per GPU it drives), one encoded rank a line. Decoding wants exactly
+// `per_process` of them, as every process drives the same number.
+std::string encode_process_facts(const std::vector<RankFacts>& facts);
+Result<std::vector<RankFacts>> decode_process_facts(const std::string& text, int per_process);
+
 // This host's short name (up to the first dot, as nccl-tests prints it) and identity.
 std::string short_host_name();
 std::string host_identity();

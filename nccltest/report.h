@@ -93,9 +93,10 @@ struct RunHeader {
   std::size_t min_bytes = 0, max_bytes = 0, step_bytes = 0, step_factor = 1;
   int warmup_iters = 0, iters = 0, agg_iters = 1, check_iters = 0, graph_launches = 0;
   int blocking = 0;
-  std::string backend;        // "mpi" or "nccl"
-  std::string backend_reason; // "chosen with --backend", "no CUDA device: ..."
-  std::string launcher;       // "mpirun", "rendezvous", "single process"
+  int nthreads = 1, ngpus = 1; // per process, as they ran (-t, -g)
+  std::string backend;         // "mpi" or "nccl"
+  std::string backend_reason;  // "chosen with --backend", "no CUDA device: ..."
+  std::string launcher;        // "mpirun", "rendezvous", "single process"
   int nodes = 1;
   double timeout_s = 0;           // 0: no watchdog
   std::vector<std::string> notes; // extra '#' lines (rounding, fault injection, ...)

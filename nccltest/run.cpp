@@ -52,6 +52,10 @@ RunHeader make_header(const Session& s) {
   h.check_iters = o.check_iters;
   h.graph_launches = o.graph_launches;
   h.blocking = o.blocking;
+  if (s.per_process > 1) {
+    h.nthreads = o.nthreads;
+    h.ngpus = o.ngpus;
+  }
   h.backend = std::string(backend_name(s.backend));
   h.backend_reason = s.backend_reason;
   h.launcher = std::string(launch_kind_name(s.launch.kind));
@@ -61,12 +65,15 @@ RunHeader make_header(const Session& s) {
   h.json_path = o.json_path;
   h.table = !o.pairs;
   for (DataType t : o.types) {
-    std::string rounding = describe_rounding(
-        rounded_sizes(sweep_sizes(o.sweep), o.collective, t, s.size()), o.collective, t, s.size());
+    std::string rounding =
+        describe_rounding(rounded_sizes(sweep_sizes(o.sweep), o.collective, t, s.nranks()),
+                          o.collective, t, s.nranks());
     if (!rounding.empty()) h.notes.push_back(rounding);
   }
   if (!s.memory_note.empty()) h.notes.push_back(s.memory_note);
   if (!s.nccl_log_note.empty()) h.notes.push_back(s.nccl_log_note);
+  for (const std::string& note : s.setup_notes)
+    h.notes.push_back(note);
   if (s.fault.any()) {
     h.notes.push_back("TEST-ONLY FAULT INJECTION IN FORCE (" + std::string(kFaultEnv) + "=" +
                       s.fault.text + "): these results are not measurements");

@@ -72,42 +72,80 @@ Result<std::unique_ptr<Group>> open_group(Session& s, const LocalChoice& local, 
   return Error(ErrorCode::kInternal, "opening the group", "unknown launch");
 }
 
-// Everything a rank says about itself, its device chosen by its local rank.
-Result<RankFacts> describe_self(Session& s, int local_rank) {
+// Everything a process says about its ranks (one per GPU it drives, per_process of them),
+// its devices chosen by its local rank among the node's processes.
+Result<std::vector<RankFacts>> describe_self(Session& s, int local_rank) {
   RankFacts f;
   RankInfo& r = f.info;
-  r.rank = s.rank();
   r.pid = static_cast<int>(::getpid());
   r.host = short_host_name();
-  r.local_rank = local_rank;
   f.host_id = host_identity();
+  std::vector<int> devices{-1};
   if (s.backend == BackendKind::kNccl) {
     nccl::Availability gpu = nccl::probe();
     if (!gpu.usable) {
       return Error(ErrorCode::kUnsupported, "the nccl backend", gpu.reason)
           .with_hint("run the mpi backend (--backend mpi) on nodes without a GPU");
     }
-    FABRIC_ASSIGN_OR_RETURN(
-        r.device, device_for_rank(local_rank, gpu.device_count, std::getenv("NCCL_TESTS_DEVICE")));
-    FABRIC_ASSIGN_OR_RETURN(nccl::DeviceFacts d, nccl::describe_device(r.device));
-    r.device_name = d.name;
-    r.pci_bus_id = d.pci_bus_id;
-    f.free_memory = d.free_memory;
+    FABRIC_ASSIGN_OR_RETURN(devices,
+                            devices_for_process(local_rank, s.per_process, gpu.device_count,
+                                                std::getenv("NCCL_TESTS_DEVICE")));
   } else {
-    r.device = -1;
     r.pci_bus_id = "host";
     r.device_name = "host memory";
     if (auto meminfo = read_file("/proc/meminfo"); meminfo.ok())
       f.free_memory = mem_available(*meminfo);
   }
-  NicChoice choice;
-  choice.requested = s.options.nic;
-  if (const char* hca = std::getenv("NCCL_IB_HCA")) choice.ib_hca = hca;
-  choice.local_rank = local_rank;
   std::string route = read_file("/proc/net/route").value_or(std::string());
-  FABRIC_ASSIGN_OR_RETURN(r.nic, detect_nic(SysfsReader(), choice, route));
-  r.topology = gpu_nic_placement(SysfsReader(), r);
-  return f;
+  std::vector<RankFacts> out;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    RankFacts mine = f;
+    mine.info.rank = s.rank() * s.per_process + static_cast<int>(i);
+    mine.info.local_rank = local_rank * s.per_process + static_cast<int>(i);
+    mine.info.device = devices[i];
+    if (devices[i] >= 0) {
+      FABRIC_ASSIGN_OR_RETURN(nccl::DeviceFacts d, nccl::describe_device(devices[i]));
+      mine.info.device_name = d.name;
+      mine.info.pci_bus_id = d.pci_bus_id;
+      mine.free_memory = d.free_memory;
+    }
+    NicChoice choice;
+    choice.requested = s.options.nic;
+    if (const char* hca = std::getenv("NCCL_IB_HCA")) choice.ib_hca = hca;
+    choice.local_rank = mine.info.local_rank;
+    FABRIC_ASSIGN_OR_RETURN(mine.info.nic, detect_nic(SysfsReader(), choice, route));
+    mine.info.topology = gpu_nic_placement(SysfsReader(), mine.info);
+    out.push_back(std::move(mine));
+  }
+  return out;
+}
+
+// -g, -t and -R on the backend that runs: the nccl backend drives -g x -t GPUs per process;
+// on host memory they mean nothing, and are noted rather than refused (a script written for
+// nccl-tests still runs, and the header's nThread/nGpus say what ran).
+Result<void> plan_ranks_per_process(Session& s) {
+  const Options& o = s.options;
+  if (s.backend == BackendKind::kNccl) {
+    s.per_process = o.ngpus * o.nthreads;
+    if (o.pairs && s.per_process > 1) {
+      return Error(ErrorCode::kInvalidArgument, "--pairs",
+                   "splits one GPU per process, but -g " + std::to_string(o.ngpus) + " -t " +
+                       std::to_string(o.nthreads) + " drives " + std::to_string(s.per_process))
+          .with_hint("run --pairs with one rank per GPU (mpirun -np <GPUs>, -g 1 -t 1)");
+    }
+    return Ok();
+  }
+  s.per_process = 1;
+  if (o.ngpus > 1 || o.nthreads > 1) {
+    s.setup_notes.push_back("-g " + std::to_string(o.ngpus) + " -t " + std::to_string(o.nthreads) +
+                            " ignored: the mpi backend runs one rank per process on host memory "
+                            "(start more ranks with mpirun -np)");
+  }
+  if (o.registration > 0) {
+    s.setup_notes.push_back("-R " + std::to_string(o.registration) +
+                            " ignored: the mpi backend has no NCCL buffers to register");
+  }
+  return Ok();
 }
 
 // Rank 0 checks what needs every rank's facts; every rank gets the same verdict.
@@ -134,8 +172,8 @@ Result<void> plan_sizes(Session& s) {
   const std::string where =
       tightest->host + (s.backend == BackendKind::kNccl ? "'s GPU with the least memory free"
                                                         : " (memory available per rank)");
-  FABRIC_ASSIGN_OR_RETURN(
-      MemoryPlan plan, plan_memory(s.options, s.backend, s.size(), tightest->memory_bytes, where));
+  FABRIC_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(s.options, s.backend, s.nranks(),
+                                                       tightest->memory_bytes, where));
   s.options.sweep.max_bytes = plan.max_bytes;
   s.memory_note = plan.note;
   return Ok();
@@ -143,7 +181,7 @@ Result<void> plan_sizes(Session& s) {
 
 Result<void> world_checks(Session& s) {
   std::vector<NodeResources> nodes = node_resources(s.ranks, s.backend);
-  FABRIC_TRY(validate_for_world(s.options, s.backend, s.size(), nodes));
+  FABRIC_TRY(validate_for_world(s.options, s.backend, s.nranks(), nodes));
   if (s.options.min_busbw_pct) {
     LineRate rate = line_rate_ceiling(s.rank_infos());
     if (!rate.ceiling_gbytes) {
@@ -242,14 +280,19 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
     }
   }
 
-  // Local ranks first (a rank's GPU depends on it), then every rank's description.
+  if (auto planned = plan_ranks_per_process(s); !planned.ok()) {
+    shared_error = true;
+    return planned;
+  }
+
+  // Local ranks first (a process's GPUs depend on it), then every rank's description.
   FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> hosts, s.group->allgather(host_identity()));
   int local_rank = 0;
   for (int r = 0; r < s.rank(); ++r)
     local_rank += hosts[r] == hosts[s.rank()] ? 1 : 0;
   auto self = describe_self(s, local_rank);
-  // A rank that cannot describe itself stops every rank, not only itself.
-  std::string encoded = self.ok() ? encode_rank_facts(*self) : "";
+  // A process that cannot describe itself stops every process, not only itself.
+  std::string encoded = self.ok() ? encode_process_facts(*self) : "";
   FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all, s.group->allgather(encoded));
   if (!self.ok()) return std::move(self).error();
   for (std::size_t r = 0; r < all.size(); ++r) {
@@ -257,8 +300,10 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
       return Error(ErrorCode::kSystem, "describing the ranks",
                    "rank " + std::to_string(r) + " could not describe itself (see its error)");
     }
-    FABRIC_ASSIGN_OR_RETURN(RankFacts f, decode_rank_facts(all[r]));
-    s.ranks.push_back(std::move(f));
+    FABRIC_ASSIGN_OR_RETURN(std::vector<RankFacts> facts,
+                            decode_process_facts(all[r], s.per_process));
+    for (RankFacts& f : facts)
+      s.ranks.push_back(std::move(f));
   }
   s.nodes = place_ranks(s.ranks);
   if (auto planned = plan_sizes(s); !planned.ok()) {
@@ -281,11 +326,15 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
       s.client = s.watchdog_plane.client.get();
     }
     if (s.board) {
-      for (const RankFacts& f : s.ranks) {
-        s.board->set_label(f.info.rank,
-                           {f.info.host, f.info.device < 0
-                                             ? "host memory"
-                                             : "device " + std::to_string(f.info.device)});
+      // The watchdog follows processes; a process driving several GPUs names them all.
+      for (int p = 0; p < s.size(); ++p) {
+        const RankInfo& first = s.ranks[static_cast<std::size_t>(p * s.per_process)].info;
+        const int last = first.device + s.per_process - 1;
+        s.board->set_label(p, {first.host, first.device < 0 ? "host memory"
+                                           : s.per_process == 1
+                                               ? "device " + std::to_string(first.device)
+                                               : "devices " + std::to_string(first.device) + "-" +
+                                                     std::to_string(last)});
       }
       s.board->connected(0, WatchdogClock::now());
       s.progress.attach_board(s.board.get(), 0);
@@ -305,7 +354,13 @@ Result<void> open_engine(Session& s) {
     FABRIC_ASSIGN_OR_RETURN(s.engine, mpi::world_engine());
   } else {
     nccl::EngineSetup setup_options;
-    setup_options.device = s.ranks[static_cast<std::size_t>(s.rank())].info.device;
+    setup_options.devices.clear();
+    for (int i = 0; i < s.per_process; ++i) {
+      setup_options.devices.push_back(
+          s.ranks[static_cast<std::size_t>(s.rank() * s.per_process + i)].info.device);
+    }
+    setup_options.registration = s.options.registration;
+    setup_options.threads = s.options.nthreads;
     // NCCL's INFO log, read back for the transport report, unless the user set NCCL's
     // log up (nccl_log.h). NCCL reads these variables when it first initialises, below.
     const char* debug = std::getenv("NCCL_DEBUG");
@@ -322,11 +377,13 @@ Result<void> open_engine(Session& s) {
     if (s.options.pairs) FABRIC_TRY(nccl::pairs_supported());
     FABRIC_ASSIGN_OR_RETURN(s.engine, nccl::make_engine(*s.group, setup_options));
     s.nccl_library = nccl::library_version();
+    for (std::string& note : setup_options.notes)
+      s.setup_notes.push_back(std::move(note));
   }
   s.engine->poll_aborts(&s.abort);
   // nccl-tests allocates both buffers at the larger size: in place, the receive buffer
   // also holds the input (reduce_scatter's whole input). The size was planned to fit.
-  const std::size_t each = buffer_size(s.options, s.options.sweep.max_bytes, s.size());
+  const std::size_t each = buffer_size(s.options, s.options.sweep.max_bytes, s.nranks());
   FABRIC_TRY(s.engine->allocate(each, each));
   s.progress.end(setup);
   return Ok();

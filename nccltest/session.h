@@ -37,7 +37,7 @@ struct Session {
   ControlClient* client = nullptr;      // another rank's end, if any
   Progress progress;
   std::unique_ptr<WatchdogMonitor> monitor;
-  std::vector<RankFacts> ranks;
+  std::vector<RankFacts> ranks; // one per rank: process p's are p * per_process ...
   int nodes = 1;
   std::unique_ptr<Engine> engine;
   AbortRequest abort;        // posted by other threads, carried out by the main thread
@@ -45,11 +45,15 @@ struct Session {
   std::string nccl_log_note; // why it is not, when the user set NCCL's log
   std::atomic<bool> nccl_warnings_relayed{false};
   int nccl_library = 0;
-  std::string memory_note; // "Reducing maxBytes to ..." when the sizes were cut to fit
+  std::string memory_note;              // "Reducing maxBytes to ..." when the sizes were cut to fit
+  std::vector<std::string> setup_notes; // header lines: -g/-t/-R on this backend, buffers
+  int per_process = 1; // ranks each process drives: -g x -t on the nccl backend, else 1
 
   ~Session();
   int rank() const { return group ? group->rank() : launch.rank; }
   int size() const { return group ? group->size() : launch.world_size; }
+  // The communicator's ranks: every process's GPUs (nccl-tests' nProcs x nThreads x nGpus).
+  int nranks() const { return size() * per_process; }
   std::vector<RankInfo> rank_infos() const;
 };
 

@@ -12,21 +12,36 @@ namespace {
 // What each rank reports after a placement, in this order, as doubles.
 enum Field { kTime, kWrong, kChecked, kFirstIndex, kFirstGot, kFirstExpected, kFields };
 
-// One checked repetition on this rank.
-Result<CheckOutcome> check_once(SweepContext& c, const CollectiveCall& call, uint64_t seed,
-                                std::size_t row_bytes) {
+// Every local rank's input generated for one checked operation (the engine drives all of
+// its GPUs' collectives at once, so every GPU's input must be in place before it runs).
+Result<void> fill_every_local(SweepContext& c, CollectiveCall call, uint64_t seed,
+                              const OnChunk& again) {
+  for (call.local = 0; call.local < c.engine.local_ranks(); ++call.local) {
+    FABRIC_TRY(fill_checked_input(c.engine, call, check_spec(c.engine, call, seed), again));
+  }
+  return Ok();
+}
+
+// One checked repetition on this process: one outcome per local rank, in rank order.
+Result<std::vector<CheckOutcome>> check_once(SweepContext& c, CollectiveCall call, uint64_t seed,
+                                             std::size_t row_bytes) {
   Beat beat = c.progress.begin("check", std::string(collective_name(call.collective)), row_bytes,
                                call.in_place);
   const OnChunk again = [&] { c.progress.again(beat); };
-  const CheckSpec spec = check_spec(c.engine, call, seed);
-  FABRIC_TRY(fill_checked_input(c.engine, call, spec, again));
+  FABRIC_TRY(fill_every_local(c, call, seed, again));
   FABRIC_TRY(c.engine.run_once(call));
-  if (c.fault.corrupt_rank && *c.fault.corrupt_rank == c.group.rank()) {
-    FABRIC_TRY(corrupt_first_output(c.engine, call)); // test-only fault
+  std::vector<CheckOutcome> outcomes;
+  for (call.local = 0; call.local < c.engine.local_ranks(); ++call.local) {
+    const CheckSpec spec = check_spec(c.engine, call, seed);
+    if (c.fault.corrupt_rank && *c.fault.corrupt_rank == spec.rank) {
+      FABRIC_TRY(corrupt_first_output(c.engine, call)); // test-only fault
+    }
+    FABRIC_ASSIGN_OR_RETURN(CheckOutcome outcome,
+                            verify_checked_output(c.engine, call, spec, again));
+    outcomes.push_back(outcome);
   }
-  FABRIC_ASSIGN_OR_RETURN(CheckOutcome outcome, verify_checked_output(c.engine, call, spec, again));
   c.progress.end(beat);
-  return outcome;
+  return outcomes;
 }
 
 } // namespace
@@ -51,8 +66,7 @@ Result<PlacementOutcome> measure_placement(SweepContext& c, const CollectiveCall
   // whatever the values, and a fill costs what -c 0 is there to avoid.
   if (checked) {
     Beat beat = c.progress.begin("fill", coll, row_bytes, call.in_place);
-    FABRIC_TRY(fill_checked_input(c.engine, call, check_spec(c.engine, call, 0),
-                                  [&] { c.progress.again(beat); }));
+    FABRIC_TRY(fill_every_local(c, call, 0, [&] { c.progress.again(beat); }));
     c.progress.end(beat);
   }
   if (c.fault.stall_rank && *c.fault.stall_rank == c.group.rank() &&
@@ -68,17 +82,24 @@ Result<PlacementOutcome> measure_placement(SweepContext& c, const CollectiveCall
   out.result.wrong = checked ? std::optional<int64_t>(0) : std::nullopt;
   std::vector<double> all;
   const int repetitions = checked ? c.options.check_iters : 1;
+  const auto locals = static_cast<std::size_t>(c.engine.local_ranks());
   for (int rep = 0; rep < repetitions; ++rep) {
-    std::vector<double> mine(kFields, 0.0);
-    mine[kTime] = seconds;
+    // Each local rank's fields in rank order, so that the gathered vector is in rank order.
+    std::vector<double> mine(kFields * locals, 0.0);
+    for (std::size_t l = 0; l < locals; ++l)
+      mine[l * kFields + kTime] = seconds;
     if (checked) {
-      FABRIC_ASSIGN_OR_RETURN(CheckOutcome o,
+      FABRIC_ASSIGN_OR_RETURN(std::vector<CheckOutcome> outcomes,
                               check_once(c, call, static_cast<uint64_t>(rep) + 1, row_bytes));
-      mine[kWrong] = static_cast<double>(o.wrong);
-      mine[kChecked] = static_cast<double>(o.checked);
-      mine[kFirstIndex] = static_cast<double>(o.first_index);
-      mine[kFirstGot] = o.first_got;
-      mine[kFirstExpected] = o.first_expected;
+      for (std::size_t l = 0; l < locals; ++l) {
+        const CheckOutcome& o = outcomes[l];
+        double* f = &mine[l * kFields];
+        f[kWrong] = static_cast<double>(o.wrong);
+        f[kChecked] = static_cast<double>(o.checked);
+        f[kFirstIndex] = static_cast<double>(o.first_index);
+        f[kFirstGot] = o.first_got;
+        f[kFirstExpected] = o.first_expected;
+      }
     }
     FABRIC_ASSIGN_OR_RETURN(all, allgather_doubles(c.group, mine));
     int64_t wrong = 0;

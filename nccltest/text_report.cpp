@@ -103,7 +103,8 @@ std::string render_text_header(const RunHeader& h) {
   out += "# Collective test starting: " + h.program + "\n";
   out += format("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d "
                 "iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
-                1, 1, h.min_bytes, h.max_bytes, h.step_factor > 1 ? h.step_factor : h.step_bytes,
+                h.nthreads, h.ngpus, h.min_bytes, h.max_bytes,
+                h.step_factor > 1 ? h.step_factor : h.step_bytes,
                 h.step_factor > 1 ? "factor" : "bytes", h.warmup_iters, h.iters, h.agg_iters,
                 h.check_iters, h.graph_launches, 0);
   if (h.blocking == 1)

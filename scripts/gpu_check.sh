@@ -18,6 +18,9 @@
 #   coll:NAME  each of the seven collectives, 8 B to 1 GiB, -c 1, every type and op the
 #              nccl backend offers: 0 wrong, checks on the device
 #   graph, blocking, average   -G 4, -z 1 and -a 1 once each: 0 wrong
+#   memalloc, register:1, register:2   buffers from ncclMemAlloc; -R 1 and -R 2, 0 wrong
+#   gpus_per_process, threads   with 2 GPUs or more: -g <all GPUs> from one process, then
+#              -t 2 -g <half> with -G and -R 1, 0 wrong, one device line per GPU
 #   vs_nccl_tests  all_reduce_perf -g 1 and fabric-nccltest alternating three times: time
 #              per size within 2% of all_reduce_perf's median at 1 MiB and above, start-up
 #              at most 1.2x (skipped, and named, without --nccl-tests)
@@ -127,7 +130,8 @@ gpu_check.sh: no GPU here; stopped before the first GPU step (exit 77).
 On a GPU node this check proves, in one run:
   - fabric-nccltest's nccl backend on the GPU, one rank: all seven collectives from 8 B to
     1 GiB with -c 1 and every type and op, 0 wrong elements, data checked on the device;
-    -G, -z 1 and -a 1 once each;
+    -G, -z 1 and -a 1 once each; buffers from ncclMemAlloc, -R 1 and -R 2 checked clean;
+    with two GPUs or more, -g over every GPU from one process and -t 2;
   - its time per size within 2% of NVIDIA's all_reduce_perf (median of three alternating
     runs) at 1 MiB and above, and its start-up at most 1.2x;
   - the gpu test tier, fabric-probe topo and fabric-probe lint --gpu 0 on the real sysfs;
@@ -188,6 +192,34 @@ done
 checked_run graph "all_reduce -G 4" -b 8 -e 64M -f 4 -n 5 -c 1 -G 4
 checked_run blocking "all_reduce -z 1" -b 8 -e 64M -f 4 -n 5 -c 1 -z 1
 checked_run average "all_reduce -a 1" -b 8 -e 64M -f 4 -n 5 -c 1 -a 1
+
+# --- nccl-tests' -g, -t and -R; ncclMemAlloc ---------------------------------------------
+# has_line NAME LOG REGEX DETAIL: a step that passes when the run's log has the line.
+has_line() {
+  if grep -qE "$3" "$2"; then record "$1" pass "$4"; else record "$1" fail "$4: no line matching '$3' in $2"; fi
+}
+has_line memalloc "$OUT/coll:all_reduce.log" '^# buffers from ncclMemAlloc' \
+  "the buffers come from ncclMemAlloc, as nccl-tests allocates them"
+checked_run register:1 "all_reduce -R 1" -b 8 -e 64M -f 4 -n 5 -c 1 -R 1
+has_line register:1:line "$OUT/register:1.log" 'registered with ncclCommRegister' "ncclCommRegister in use"
+checked_run register:2 "all_reduce -R 2" -b 8 -e 64M -f 4 -n 5 -c 1 -R 2
+has_line register:2:line "$OUT/register:2.log" 'symmetric windows|Defaulting to local registration' \
+  "symmetric windows (NCCL 2.27 and later) or nccl-tests' fallback line"
+# Several GPUs per process need as many GPUs (NCCL refuses two ranks on one GPU).
+NGPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+[[ ${NGPUS:-0} -gt 0 ]] || NGPUS=$(compgen -G "/proc/driver/nvidia/gpus/*" | wc -l)
+if ((NGPUS >= 2)); then
+  checked_run gpus_per_process "-g $NGPUS: one process drives every GPU" \
+    -b 8 -e 64M -f 4 -n 5 -c 1 -g "$NGPUS" -d all -o sum
+  ranks=$(grep -c '^#  Rank ' "$OUT/gpus_per_process.log")
+  ((ranks == NGPUS)) && record gpus_per_process:devices pass "$ranks device lines" ||
+    record gpus_per_process:devices fail "$ranks device lines for $NGPUS GPUs"
+  checked_run threads "-t 2 -g $((NGPUS / 2)) -G 4 -R 1" \
+    -b 8 -e 64M -f 4 -n 5 -c 1 -t 2 -g $((NGPUS / 2)) -G 4 -R 1
+else
+  record gpus_per_process skip "one GPU: -g/-t above 1 need as many GPUs (the unit tier covers their call order)"
+  record threads skip "one GPU"
+fi
 
 # --- Against NVIDIA's nccl-tests -------------------------------------------------------
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

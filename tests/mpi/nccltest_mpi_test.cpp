@@ -269,6 +269,22 @@ TEST(NcclTestMpi, StartedAloneTheMpiBackendRunsOneRank) {
   EXPECT_EQ(testing::parse_fixed_13(r->stdout_text).rows.size(), 2u);
 }
 
+// nccl-tests' -g, -t and -R mean GPUs, threads and NCCL buffers; on host memory a script
+// written for nccl-tests still runs, one rank per process, and the header says so.
+TEST(NcclTestMpi, GpuFlagsOnTheMpiBackendAreNotedNotRefused) {
+  MpiRun r = mpirun(2, {"--backend", "mpi", "-b", "8", "-e", "64", "-f", "8", "-n", "2", "-g", "8",
+                        "-t", "2", "-R", "1"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# nThread 1 nGpus 1 minBytes 8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# -g 8 -t 2 ignored: the mpi backend runs one rank per process"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# -R 1 ignored"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#  Rank  1 Group  0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("#  Rank  2 "), std::string::npos) << r.out;
+  EXPECT_EQ(testing::parse_fixed_13(r.out).rows.size(), 2u);
+}
+
 TEST(NcclTestMpi, AnErrorEveryRankMeetsIsPrintedOnce) {
   MpiRun r = mpirun(4, {"--collective", "broadcast", "-r", "7", "-b", "8", "-e", "8"});
   EXPECT_EQ(r.status, 1) << r.out << r.err;

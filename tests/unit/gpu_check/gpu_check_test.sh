@@ -52,6 +52,7 @@ for how in bundle tree; do
   grep -q '^bundle  *pass' "$WORK/$how.log" || fail "$how: the binaries did not load"
   grep -q 'no GPU here; stopped before the first GPU step' "$WORK/$how.log" || fail "$how: no reason given"
   grep -q 'within 2% of NVIDIA.s all_reduce_perf' "$WORK/$how.log" || fail "$how: does not say what a GPU run proves"
+  grep -q -- '-g over every GPU from one process and -t 2' "$WORK/$how.log" || fail "$how: does not say it runs -g and -t"
   python3 - "$WORK/out-$how/summary.json" <<'PY' || fail "$how: summary.json"
 import json, sys
 doc = json.load(open(sys.argv[1]))

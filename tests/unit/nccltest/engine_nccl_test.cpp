@@ -16,129 +16,14 @@
 
 #include "nccltest/abort_request.h"
 #include "nccltest/engine_nccl.h"
+#include "tests/unit/nccltest/fake_nccl.h"
 
 namespace fabric::nccltest::nccl {
 namespace {
 
-// One record per call into the stand-in: which entry point, from which thread.
-struct Call {
-  std::string name;
-  std::thread::id thread;
-};
-
-struct FakeState {
-  std::mutex mutex;
-  std::vector<Call> calls;
-  std::atomic<bool> stream_busy{true}; // the collective never completes by itself
-  std::atomic<int> async_queries{0};
-  void record(const char* name) {
-    std::lock_guard lock(mutex);
-    calls.push_back({name, std::this_thread::get_id()});
-  }
-};
-FakeState* g_fake = nullptr;
-
-ncclComm_t fake_comm() {
-  static int storage;
-  return reinterpret_cast<ncclComm_t>(&storage);
-}
-
-Api fake_api() {
-  Api a;
-  a.comm_user_rank = [](const ncclComm_t, int* r) {
-    *r = 0;
-    return ncclSuccess;
-  };
-  a.comm_count = [](const ncclComm_t, int* n) {
-    *n = 2;
-    return ncclSuccess;
-  };
-  a.comm_abort = [](ncclComm_t) {
-    g_fake->record("ncclCommAbort");
-    return ncclSuccess;
-  };
-  a.comm_destroy = [](ncclComm_t) {
-    g_fake->record("ncclCommDestroy");
-    return ncclSuccess;
-  };
-  a.comm_get_async_error = [](ncclComm_t, ncclResult_t* r) {
-    g_fake->record("ncclCommGetAsyncError");
-    ++g_fake->async_queries;
-    *r = ncclSuccess;
-    return ncclSuccess;
-  };
-  // The engine's barrier is a one-element int32 all-reduce; the tests' calls are floats.
-  a.all_reduce = [](const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t, ncclComm_t,
-                    cudaStream_t) {
-    g_fake->record(count == 1 && type == ncclInt32 ? "barrier" : "ncclAllReduce");
-    return ncclSuccess;
-  };
-  a.group_start = [] {
-    g_fake->record("ncclGroupStart");
-    return ncclSuccess;
-  };
-  a.group_end = [] {
-    g_fake->record("ncclGroupEnd");
-    return ncclSuccess;
-  };
-  a.get_version = [](int* v) {
-    *v = 21703;
-    return ncclSuccess;
-  };
-  a.event_record = [](cudaEvent_t, cudaStream_t) {
-    g_fake->record("cudaEventRecord");
-    return cudaSuccess;
-  };
-  a.event_elapsed_time = [](float* ms, cudaEvent_t, cudaEvent_t) {
-    *ms = 1;
-    return cudaSuccess;
-  };
-  a.stream_begin_capture = [](cudaStream_t, cudaStreamCaptureMode) {
-    g_fake->record("cudaStreamBeginCapture");
-    return cudaSuccess;
-  };
-  a.stream_end_capture = [](cudaStream_t, cudaGraph_t* g) {
-    g_fake->record("cudaStreamEndCapture");
-    *g = reinterpret_cast<cudaGraph_t>(1);
-    return cudaSuccess;
-  };
-  a.graph_instantiate_with_flags = [](cudaGraphExec_t* e, cudaGraph_t, unsigned long long) {
-    g_fake->record("cudaGraphInstantiate");
-    *e = reinterpret_cast<cudaGraphExec_t>(1);
-    return cudaSuccess;
-  };
-  a.graph_destroy = [](cudaGraph_t) { return cudaSuccess; };
-  a.graph_exec_destroy = [](cudaGraphExec_t) { return cudaSuccess; };
-  a.graph_launch = [](cudaGraphExec_t, cudaStream_t) {
-    g_fake->record("cudaGraphLaunch");
-    return cudaSuccess;
-  };
-  a.get_error_string = [](ncclResult_t) { return "fake"; };
-  a.set_device = [](int) { return cudaSuccess; };
-  a.stream_create_with_flags = [](cudaStream_t* s, unsigned) {
-    *s = reinterpret_cast<cudaStream_t>(1);
-    return cudaSuccess;
-  };
-  a.stream_destroy = [](cudaStream_t) { return cudaSuccess; };
-  a.event_create = [](cudaEvent_t* e) {
-    *e = reinterpret_cast<cudaEvent_t>(1);
-    return cudaSuccess;
-  };
-  a.event_destroy = [](cudaEvent_t) { return cudaSuccess; };
-  static char memory[64];
-  a.malloc = [](void** p, size_t) {
-    *p = memory;
-    return cudaSuccess;
-  };
-  a.free = [](void*) { return cudaSuccess; };
-  a.stream_query = [](cudaStream_t) {
-    if (g_fake->stream_busy) return cudaErrorNotReady;
-    g_fake->record("wait");
-    return cudaSuccess;
-  };
-  a.cuda_error_string = [](cudaError_t) { return "fake"; };
-  return a;
-}
+using fake::Call;
+using fake::fake_comm;
+using FakeState = fake::State;
 
 CollectiveCall one_all_reduce() {
   CollectiveCall call;
@@ -148,14 +33,15 @@ CollectiveCall one_all_reduce() {
 
 class NcclEngine : public testing::Test {
 protected:
-  void SetUp() override { g_fake = &fake_; }
-  void TearDown() override { g_fake = nullptr; }
-  std::vector<Call> calls_after(const std::string& name) {
+  void SetUp() override { fake::g_state = &fake_; }
+  void TearDown() override { fake::g_state = nullptr; }
+  // The calls on a communicator after the first `name`.
+  std::vector<Call> comm_calls_after(const std::string& name) {
     std::lock_guard lock(fake_.mutex);
     std::vector<Call> out;
     bool seen = false;
     for (const Call& c : fake_.calls) {
-      if (seen) out.push_back(c);
+      if (seen && c.comm >= 0) out.push_back(c);
       seen = seen || c.name == name;
     }
     return out;
@@ -181,7 +67,7 @@ protected:
     return names();
   }
   FakeState fake_;
-  Api api_ = fake_api();
+  Api api_ = fake::api();
 };
 
 using Calls = std::vector<std::string>;
@@ -297,8 +183,8 @@ TEST_F(NcclEngine, AnOrderFromAnotherThreadIsCarriedOutByTheOwner) {
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().message().find("the communicator was aborted"), std::string::npos);
   engine->reset(); // no ncclCommDestroy of an aborted communicator
-  EXPECT_TRUE(calls_after("ncclCommAbort").empty())
-      << calls_after("ncclCommAbort").front().name << " after ncclCommAbort";
+  EXPECT_TRUE(comm_calls_after("ncclCommAbort").empty())
+      << comm_calls_after("ncclCommAbort").front().name << " after ncclCommAbort";
 }
 
 TEST_F(NcclEngine, WithoutAnOrderTheCollectiveCompletesAndTheCommIsDestroyed) {

@@ -130,6 +130,26 @@ TEST(GpuMap, NcclTestsDeviceIsTheDeviceOfEveryRankNotAnOffset) {
     EXPECT_EQ(*device_for_rank(local_rank, 1, "0"), 0) << "local rank " << local_rank;
 }
 
+// nccl-tests with -g G -t T (src/common.cu's run()): process-local GPU i of the process with
+// local rank L is (NCCL_TESTS_DEVICE set ? NCCL_TESTS_DEVICE : L * T * G) + i.
+TEST(GpuMap, AProcessWithSeveralGpusDrivesConsecutiveDevicesAsInNcclTests) {
+  using Devices = std::vector<int>;
+  EXPECT_EQ(*devices_for_process(0, 8, 8, nullptr), (Devices{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(*devices_for_process(1, 4, 8, nullptr), (Devices{4, 5, 6, 7})); // 2 processes -g 4
+  EXPECT_EQ(*devices_for_process(1, 2, 8, "4"), (Devices{4, 5}));
+  auto beyond = devices_for_process(1, 8, 8, nullptr);
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_NE(beyond.error().message().find("local process 1 drives devices 8 to 15 (-g x -t = 8 "
+                                          "per process, as nccl-tests counts them) but only 8 "
+                                          "CUDA devices are visible"),
+            std::string::npos)
+      << beyond.error().message();
+  auto named = devices_for_process(0, 4, 8, "6");
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.error().message().find("names device 6 as the first of 4"), std::string::npos)
+      << named.error().message();
+}
+
 TEST(GpuMap, ADeviceBeyondTheVisibleOnesIsRefusedWithAdvice) {
   auto single = device_for_rank(1, 1, nullptr);
   ASSERT_FALSE(single.ok());

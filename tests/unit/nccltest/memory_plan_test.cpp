@@ -1,6 +1,7 @@
 // Memory planning before any rank allocates: what a run's buffers take, and the largest
 // size reduced to fit as nccl-tests does ("Reducing maxBytes to ...") or a refusal.
 #include "nccltest/memory_plan.h"
+#include "nccltest/rank_info.h"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +81,56 @@ TEST(MemoryPlan, ASmallestSizeThatCannotFitIsRefusedWithTheFigures) {
                                         "least free has 2 GiB"),
             std::string::npos)
       << plan.error().message();
+}
+
+} // namespace
+} // namespace fabric::nccltest
+
+namespace fabric::nccltest {
+namespace {
+
+RankFacts gpu_rank(int rank, int device, uint64_t free_bytes) {
+  RankFacts f;
+  f.info.rank = rank;
+  f.info.host = "node1";
+  f.info.device = device;
+  f.host_id = "node1/boot";
+  f.free_memory = free_bytes;
+  return f;
+}
+
+// -g 4 from one process: four ranks, one per GPU, described and exchanged as one process's
+// lines; the plan takes the GPU with the least memory free, per GPU (a GPU's memory is its
+// rank's alone, however many GPUs the process drives).
+TEST(MemoryPlan, SeveralGpusOfOneProcessArePlannedPerGpu) {
+  std::vector<RankFacts> mine = {gpu_rank(0, 0, 80 * kGiB), gpu_rank(1, 1, 80 * kGiB),
+                                 gpu_rank(2, 2, 10 * kGiB), gpu_rank(3, 3, 80 * kGiB)};
+  auto decoded = decode_process_facts(encode_process_facts(mine), 4);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  ASSERT_EQ(decoded->size(), 4u);
+  EXPECT_EQ((*decoded)[2].info.device, 2);
+  EXPECT_EQ(place_ranks(*decoded), 1);
+  EXPECT_EQ((*decoded)[3].info.local_rank, 3);
+  std::vector<NodeResources> nodes = node_resources(*decoded, BackendKind::kNccl);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].ranks, 4);
+  EXPECT_EQ(nodes[0].memory_bytes, 10 * kGiB);
+  Options o = run_of(Collective::kAllReduce, 8, 8 * kGiB);
+  auto plan = plan_memory(o, BackendKind::kNccl, 4, nodes[0].memory_bytes, "node1's GPU");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_LE(2 * plan->max_bytes, 9 * kGiB); // two buffers and NCCL's 1 GiB on the 10 GiB GPU
+  EXPECT_NE(plan->note.find("Reducing maxBytes"), std::string::npos);
+}
+
+TEST(MemoryPlan, AProcessWithAnotherNumberOfGpusIsRefused) {
+  std::vector<RankFacts> two = {gpu_rank(0, 0, kGiB), gpu_rank(1, 1, kGiB)};
+  auto decoded = decode_process_facts(encode_process_facts(two), 4);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().message().find("2 ranks from a process instead of 4"),
+            std::string::npos)
+      << decoded.error().message();
+  EXPECT_FALSE(decode_process_facts(encode_process_facts(two), 1).ok());
+  EXPECT_FALSE(decode_process_facts("{\"rank\":0}", 1).ok()); // no line end
 }
 
 } // namespace

@@ -69,7 +69,9 @@ TEST(NcclTestOptions, BadValuesNameTheOptionAndTheValue) {
             std::string::npos);
   EXPECT_NE(message(parse({"-n", "0"})).find("-n/--iters: 0 is out of range"), std::string::npos);
   EXPECT_NE(message(parse({"-a", "4"})).find("-a/--average"), std::string::npos);
-  EXPECT_NE(message(parse({"-g", "8"})).find("one rank per GPU"), std::string::npos);
+  EXPECT_NE(message(parse({"-g", "0"})).find("-g/--ngpus: 0 is out of range"), std::string::npos);
+  EXPECT_NE(message(parse({"-t", "65"})).find("-t/--nthreads"), std::string::npos);
+  EXPECT_NE(message(parse({"-R", "3"})).find("-R/--local_register"), std::string::npos);
   EXPECT_NE(message(parse({"-d", "fp8"})).find("'fp8'"), std::string::npos);
   EXPECT_NE(message(parse({"--collective", "gather"})).find("--collective"), std::string::npos);
   EXPECT_NE(message(parse({"--min-busbw-pct", "150"})).find("--min-busbw-pct"), std::string::npos);
@@ -83,6 +85,20 @@ TEST(NcclTestOptions, BadValuesNameTheOptionAndTheValue) {
   // Ranks carry no leaf: the patterns that follow leaves point to the tool that has them.
   EXPECT_NE(message(parse({"--pairs", "--pairs-pattern", "leaf-local"})).find("fabric-probe mesh"),
             std::string::npos);
+}
+
+// The most common nccl-tests run of all: one 8-GPU node from one process.
+TEST(NcclTestOptions, SeveralGpusAndThreadsPerProcessAndRegistrationAreTakenAsNcclTestsTakesThem) {
+  auto o = parse({"-b", "8", "-e", "8G", "-f", "2", "-g", "8"});
+  ASSERT_TRUE(o.ok()) << message(o);
+  EXPECT_EQ(o->ngpus, 8);
+  EXPECT_EQ(o->nthreads, 1);
+  EXPECT_EQ(o->registration, 0);
+  auto t = parse({"-g", "2", "-t", "4", "-R", "2"});
+  ASSERT_TRUE(t.ok()) << message(t);
+  EXPECT_EQ(t->ngpus, 2);
+  EXPECT_EQ(t->nthreads, 4);
+  EXPECT_EQ(t->registration, 2);
 }
 
 // -e 100G alone would take 1 MiB steps (-i's default): the fix to suggest is -f 2, and the

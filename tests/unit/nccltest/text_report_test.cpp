@@ -107,6 +107,20 @@ TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
   }
 }
 
+// The fixture is nccl-tests' -g 8 from one process: with -g 8 ours is the same run, and its
+// parameter line and device lines (one per rank and GPU, one pid) are the same bytes.
+TEST(NcclTestsText, EightGpusFromOneProcessPrintNcclTestsParameterAndDeviceLines) {
+  const std::vector<std::string> theirs = lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
+  RunHeader h = header_like_fixture();
+  h.ngpus = 8;
+  h.launcher = "single process";
+  const std::vector<std::string> ours = lines_of(render_text_header(h));
+  ASSERT_GE(ours.size(), 16u);
+  EXPECT_EQ(ours[2], theirs[2]);
+  for (std::size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(ours[ours.size() - 12 + i], theirs[5 + i]);
+}
+
 // Pasted into a ticket, an MPI run must not read as nccl-tests on some NCCL.
 TEST(NcclTestsText, FirstLineSaysWhatRan) {
   RunHeader h = header_like_fixture();

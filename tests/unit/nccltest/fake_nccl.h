@@ -1,0 +1,238 @@
+// A recording stand-in for NCCL and the CUDA runtime (no GPU here): every entry point the
+// nccl engine calls, as an Api table whose calls are recorded with the thread, the
+// communicator, the stream and the current device they came with. The engine's tests
+// check the order of these records.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nccltest/nccl_api.h"
+
+namespace fabric::nccltest::nccl::fake {
+
+struct Call {
+  std::string name;
+  std::thread::id thread;
+  int comm = -1;                 // index of the communicator (fake_comm(i)), -1 when none
+  int stream = -1;               // index of the stream, in creation order, -1 when none
+  int device = -1;               // the device current at the call
+  int rank = -1;                 // ncclCommInitRankConfig's rank
+  const void* pointer = nullptr; // the buffer a copy, registration or free touched
+};
+
+inline constexpr int kComms = 16;
+inline constexpr int kStreams = 64;
+
+struct State {
+  std::mutex mutex;
+  std::vector<Call> calls;
+  std::atomic<bool> stream_busy{true}; // the collective never completes by itself
+  std::atomic<int> async_queries{0};
+  std::atomic<int> streams{0};
+  std::atomic<int> nranks{2}; // what ncclCommCount says
+  // Device memory: a bump allocator over one block, so that every buffer is distinct.
+  alignas(64) char memory[1 << 16] = {};
+  std::size_t used = 0;
+  void* allocate(std::size_t bytes) {
+    std::lock_guard lock(mutex);
+    void* p = memory + used;
+    used += (std::min<std::size_t>(bytes, 256) + 63) / 64 * 64;
+    return p;
+  }
+  void record(Call c) {
+    c.thread = std::this_thread::get_id();
+    c.device = current_device();
+    std::lock_guard lock(mutex);
+    calls.push_back(std::move(c));
+  }
+  static int& current_device() {
+    thread_local int device = 0;
+    return device;
+  }
+};
+inline State* g_state = nullptr;
+
+inline ncclComm_t fake_comm(int i = 0) {
+  static int storage[kComms];
+  return reinterpret_cast<ncclComm_t>(&storage[i]);
+}
+inline int comm_index(ncclComm_t comm) {
+  for (int i = 0; i < kComms; ++i)
+    if (comm == fake_comm(i)) return i;
+  return -1;
+}
+inline int stream_index(cudaStream_t s) {
+  return static_cast<int>(reinterpret_cast<std::uintptr_t>(s)) - 1;
+}
+
+inline void record(const char* name, ncclComm_t comm = nullptr, cudaStream_t stream = nullptr,
+                   const void* pointer = nullptr) {
+  Call c;
+  c.name = name;
+  c.comm = comm ? comm_index(comm) : -1;
+  c.stream = stream ? stream_index(stream) : -1;
+  c.pointer = pointer;
+  g_state->record(std::move(c));
+}
+
+// The table: communicator i is rank i; streams complete when stream_busy is false. Optional
+// entry points (registration, ncclMemAlloc, ncclCommSplit) are left out: tests add them.
+inline Api api() {
+  Api a;
+  a.comm_user_rank = [](const ncclComm_t c, int* r) {
+    *r = comm_index(c);
+    return ncclSuccess;
+  };
+  a.comm_count = [](const ncclComm_t, int* n) {
+    *n = g_state->nranks;
+    return ncclSuccess;
+  };
+  a.comm_init_rank_config = [](ncclComm_t* comm, int, ncclUniqueId, int rank, ncclConfig_t*) {
+    *comm = fake_comm(rank % kComms);
+    Call c;
+    c.name = "ncclCommInitRankConfig";
+    c.rank = rank;
+    g_state->record(std::move(c));
+    return ncclSuccess;
+  };
+  a.comm_abort = [](ncclComm_t c) {
+    record("ncclCommAbort", c);
+    return ncclSuccess;
+  };
+  a.comm_destroy = [](ncclComm_t c) {
+    record("ncclCommDestroy", c);
+    return ncclSuccess;
+  };
+  a.comm_get_async_error = [](ncclComm_t c, ncclResult_t* r) {
+    record("ncclCommGetAsyncError", c);
+    ++g_state->async_queries;
+    *r = ncclSuccess;
+    return ncclSuccess;
+  };
+  // The engine's barrier is a one-element int32 all-reduce; the tests' calls are floats.
+  a.all_reduce = [](const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t,
+                    ncclComm_t c, cudaStream_t s) {
+    record(count == 1 && type == ncclInt32 ? "barrier" : "ncclAllReduce", c, s);
+    return ncclSuccess;
+  };
+  a.group_start = [] {
+    record("ncclGroupStart");
+    return ncclSuccess;
+  };
+  a.group_end = [] {
+    record("ncclGroupEnd");
+    return ncclSuccess;
+  };
+  a.get_version = [](int* v) {
+    *v = 21703;
+    return ncclSuccess;
+  };
+  a.event_record = [](cudaEvent_t, cudaStream_t s) {
+    record("cudaEventRecord", nullptr, s);
+    return cudaSuccess;
+  };
+  a.event_elapsed_time = [](float* ms, cudaEvent_t, cudaEvent_t) {
+    *ms = 1;
+    return cudaSuccess;
+  };
+  a.stream_begin_capture = [](cudaStream_t s, cudaStreamCaptureMode) {
+    record("cudaStreamBeginCapture", nullptr, s);
+    return cudaSuccess;
+  };
+  a.stream_end_capture = [](cudaStream_t s, cudaGraph_t* g) {
+    record("cudaStreamEndCapture", nullptr, s);
+    *g = reinterpret_cast<cudaGraph_t>(1);
+    return cudaSuccess;
+  };
+  a.graph_instantiate_with_flags = [](cudaGraphExec_t* e, cudaGraph_t, unsigned long long) {
+    record("cudaGraphInstantiate");
+    *e = reinterpret_cast<cudaGraphExec_t>(1);
+    return cudaSuccess;
+  };
+  a.graph_destroy = [](cudaGraph_t) { return cudaSuccess; };
+  a.graph_exec_destroy = [](cudaGraphExec_t) { return cudaSuccess; };
+  a.graph_launch = [](cudaGraphExec_t, cudaStream_t s) {
+    record("cudaGraphLaunch", nullptr, s);
+    return cudaSuccess;
+  };
+  a.get_error_string = [](ncclResult_t) { return "fake"; };
+  a.set_device = [](int d) {
+    State::current_device() = d;
+    return cudaSuccess;
+  };
+  a.stream_create_with_flags = [](cudaStream_t* s, unsigned) {
+    *s = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(++g_state->streams));
+    return cudaSuccess;
+  };
+  a.stream_destroy = [](cudaStream_t) { return cudaSuccess; };
+  a.event_create = [](cudaEvent_t* e) {
+    *e = reinterpret_cast<cudaEvent_t>(1);
+    return cudaSuccess;
+  };
+  a.event_destroy = [](cudaEvent_t) { return cudaSuccess; };
+  a.malloc = [](void** p, size_t bytes) {
+    *p = g_state->allocate(bytes);
+    record("cudaMalloc", nullptr, nullptr, *p);
+    return cudaSuccess;
+  };
+  a.free = [](void* p) {
+    record("cudaFree", nullptr, nullptr, p);
+    return cudaSuccess;
+  };
+  a.memcpy_async = [](void* dst, const void*, size_t, cudaMemcpyKind kind, cudaStream_t s) {
+    record("cudaMemcpyAsync", nullptr, s, kind == cudaMemcpyHostToDevice ? dst : nullptr);
+    return cudaSuccess;
+  };
+  a.stream_query = [](cudaStream_t s) {
+    if (g_state->stream_busy) return cudaErrorNotReady;
+    record("wait", nullptr, s);
+    return cudaSuccess;
+  };
+  a.cuda_error_string = [](cudaError_t) { return "fake"; };
+  return a;
+}
+
+// The optional entry points of NCCL 2.19 (ncclMemAlloc, ncclCommRegister) and 2.27
+// (ncclCommWindowRegister).
+inline void add_mem_alloc(Api& a) {
+  a.mem_alloc = [](void** p, size_t bytes) {
+    *p = g_state->allocate(bytes);
+    record("ncclMemAlloc", nullptr, nullptr, *p);
+    return ncclSuccess;
+  };
+  a.mem_free = [](void* p) {
+    record("ncclMemFree", nullptr, nullptr, p);
+    return ncclSuccess;
+  };
+}
+inline void add_registration(Api& a) {
+  a.comm_register = [](const ncclComm_t c, void* buffer, size_t, void** handle) {
+    record("ncclCommRegister", c, nullptr, buffer);
+    *handle = buffer;
+    return ncclSuccess;
+  };
+  a.comm_deregister = [](const ncclComm_t c, void* handle) {
+    record("ncclCommDeregister", c, nullptr, handle);
+    return ncclSuccess;
+  };
+}
+inline void add_windows(Api& a) {
+  a.comm_window_register = [](ncclComm_t c, void* buffer, size_t, ncclWindow_t* w, int flags) {
+    record(flags == NCCL_WIN_COLL_SYMMETRIC ? "ncclCommWindowRegister(symmetric)"
+                                            : "ncclCommWindowRegister",
+           c, nullptr, buffer);
+    *w = reinterpret_cast<ncclWindow_t>(buffer);
+    return ncclSuccess;
+  };
+  a.comm_window_deregister = [](ncclComm_t c, ncclWindow_t w) {
+    record("ncclCommWindowDeregister", c, nullptr, w);
+    return ncclSuccess;
+  };
+}
+
+} // namespace fabric::nccltest::nccl::fake
