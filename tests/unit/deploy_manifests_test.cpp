@@ -188,13 +188,15 @@ TEST(DeployManifests, TheDaemonSetsHaveOnlyTheCapabilitiesAndMountsTheyNeed) {
       {"remove-files", {}},
       {"done", {}}};
   // Host paths a container may write: the CNI bin directory (the installer), the textfile
-  // directory (the keeper's metric), NFD's feature files, the xtables lock, and the two
-  // parts of /sys the PFC profile's knobs live in.
+  // directory (the keeper's metric), NFD's feature files, the xtables lock, the NCCL
+  // profile directory (the exporter removes exited writers' files), and the two parts of
+  // /sys the PFC profile's knobs live in.
   const std::set<std::string> writable_host_paths = {
       "/opt/cni/bin",
       "/var/lib/fabric/textfile",
       "/etc/kubernetes/node-feature-discovery/features.d",
       "/run/xtables.lock",
+      "/run/fabric/nccl",
       "/sys/devices",
       "/sys/kernel/config"};
   const std::set<std::string> sys_writers = {"apply-pfc", "pfc-keeper"};
