@@ -258,16 +258,16 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
   for (auto& ip : result.ips)
     ip.interface = 0;
 
-  FABRIC_ASSIGN_OR_RETURN(LinkInfo pod_link, in_pod(env.netns, [&]() -> Result<LinkInfo> {
-                            FABRIC_TRY(configure_addresses(ifname, result));
-                            if (!conf.primary_interface.empty() &&
-                                conf.primary_interface != ifname) {
-                              FABRIC_ASSIGN_OR_RETURN(record.primary_ips,
-                                                      primary_addresses(conf.primary_interface));
-                              record.primary_ifname = conf.primary_interface;
-                            }
-                            return get_link(ifname);
-                          }));
+  // In the pod: the attachment's addresses, and what the accounting needs of its primary.
+  auto configure_in_pod = [&]() -> Result<LinkInfo> {
+    FABRIC_TRY(configure_addresses(ifname, result));
+    if (!conf.primary_interface.empty() && conf.primary_interface != ifname) {
+      FABRIC_ASSIGN_OR_RETURN(record.primary_ips, primary_addresses(conf.primary_interface));
+      record.primary_ifname = conf.primary_interface;
+    }
+    return get_link(ifname);
+  };
+  FABRIC_ASSIGN_OR_RETURN(LinkInfo pod_link, in_pod(env.netns, configure_in_pod));
 
   // The proof that RDMA from the pod's address carries the right source GID.
   std::optional<uint32_t> gid_index;

@@ -62,7 +62,7 @@ struct NetConf {
   GidCheck gid_check = GidCheck::kRequire;
   std::chrono::milliseconds gid_timeout{5000};   // key gidTimeoutMs
   std::string state_dir = "/var/lib/cni/fabric"; // key stateDir
-  std::string primary_interface = "eth0";         // primaryInterface
+  std::string primary_interface = "eth0";        // primaryInterface
   std::optional<std::string> log_file;           // logFile
   std::string log_level = "info";                // logLevel
   std::optional<std::string> ipam_type;          // ipam.type, if an ipam section names one

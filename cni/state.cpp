@@ -128,8 +128,7 @@ Result<AttachmentRecord> parse_record(std::string_view text, std::string_view wh
   if (doc.HasMember("primary")) {
     FABRIC_ASSIGN_OR_RETURN(const rapidjson::Value* primary,
                             ctx(json::get_object(doc, "", "primary")));
-    FABRIC_ASSIGN_OR_RETURN(r.primary_ifname,
-                            ctx(json::get_string(*primary, "primary", "ifname")));
+    FABRIC_ASSIGN_OR_RETURN(r.primary_ifname, ctx(json::get_string(*primary, "primary", "ifname")));
     if (!primary->HasMember("ips") || !(*primary)["ips"].IsArray())
       return Error(ErrorCode::kDecode, std::string(what), "primary.ips: must be a list");
     for (const auto& ip : (*primary)["ips"].GetArray()) {
