@@ -226,9 +226,21 @@ Result<void> AccountingReconciler::reconcile_family(int family, const Accounting
   FABRIC_ASSIGN_OR_RETURN(SavedTable saved, save_mangle(backend_, family));
   if (rules.restore.empty() && saved.our_chains.empty() && saved.jump_rules.empty()) return Ok();
   const std::string current = snapshot_of(saved);
-  const bool unchanged = applied_hash_[i] == plan.hash && snapshot_[i] == current;
+  // A jump behind a rule that may accept the packet first counts only some packets: it
+  // goes back to the top of its chain (rewriting our rules costs no counts: they live in
+  // the sets).
+  const bool misplaced = !saved.misplaced_jumps.empty();
+  if (misplaced) {
+    spdlog::warn("accounting: {} behind a rule that may accept packets before it; moving it "
+                 "back to the top",
+                 saved.misplaced_jumps.front());
+    std::lock_guard lock(mutex_);
+    ++counts_.jump_position_lost;
+  }
+  const bool unchanged = !misplaced && applied_hash_[i] == plan.hash && snapshot_[i] == current;
   // A restart (nothing applied yet) adopts rules that carry this plan's hash.
-  const bool adoptable = applied_hash_[i].empty() && matches_plan(saved, rules, plan.hash);
+  const bool adoptable =
+      !misplaced && applied_hash_[i].empty() && matches_plan(saved, rules, plan.hash);
   if (unchanged || adoptable) {
     snapshot_[i] = current;
     applied_hash_[i] = plan.hash;
@@ -352,6 +364,11 @@ Result<void> AccountingCollector::collect(MetricSink& sink) {
   reconciles.add({{"result", "applied"}}, counts.applied);
   reconciles.add({{"result", "unchanged"}}, counts.unchanged);
   reconciles.add({{"result", "failed"}}, counts.failed);
+  sink.counter("fabric_accounting_jump_position_lost_total",
+               "Times a jump into the accounting's chains was found behind a rule that may "
+               "accept packets before it (another component's chain inserted above it), and "
+               "moved back to the top.")
+      .add({}, counts.jump_position_lost);
 
   // totals[pod][class and direction]: a pod's addresses summed, IPv4 and IPv6 together.
   struct Total {

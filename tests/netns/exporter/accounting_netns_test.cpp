@@ -290,11 +290,69 @@ TEST_P(AccountingNetns, CountsPodTrafficByClassAndKeepsRulesReconciled) {
   EXPECT_TRUE(wait_for(
       [&] { return ipset_list("fabric-acct-rx4-1").find("10.77.2.2") == std::string::npos; },
       kReconcileWait));
-  auto gone = *scrape();
+  // The pass that emptied the sets publishes its plan right after: wait for that too.
+  std::vector<prometheus::MetricFamily> gone;
+  EXPECT_TRUE(wait_for(
+      [&] {
+        gone = scrape().value_or(gone);
+        return value(gone, "fabric_accounting_pods", {}) == 1;
+      },
+      kReconcileWait));
   EXPECT_EQ(traffic(gone, "worker-b", "cluster", "rx"), -1);
   EXPECT_EQ(value(gone, "fabric_accounting_pods", {}), 1);
   EXPECT_GE(traffic(gone, "worker-a", "cluster", "tx"), sent);
   EXPECT_EQ(rules(), rules_before);
+}
+
+// Calico inserts its jump into cali-PREROUTING at the top of mangle PREROUTING, and that
+// chain accepts packets of established connections: a jump of ours below it would count
+// only each flow's first packets. Arranged as Felix arranges it, on the real netfilter.
+TEST_P(AccountingNetns, AJumpBehindCalicosAcceptIsMovedBackToTheTopAndCounted) {
+  start_exporter();
+  auto a = udp_socket(a_, "", 0);
+  auto b = udp_socket(b_, "10.77.2.2", 5000);
+  ASSERT_TRUE(a.ok() && b.ok());
+  send_udp(a->get(), "10.77.2.2", 5000, 10, 500); // the flow is established from here on
+  std::vector<prometheus::MetricFamily> before;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        before = scrape().value_or(before);
+        return traffic(before, "worker-a", "cluster", "tx") >= 5000;
+      },
+      std::chrono::seconds(10)));
+  const std::string iptables = "iptables-" + backend_;
+  ASSERT_TRUE(in_node({iptables, "-w", "10", "-t", "mangle", "-N", "cali-PREROUTING"}).ok());
+  ASSERT_TRUE(in_node({iptables, "-w", "10", "-t", "mangle", "-A", "cali-PREROUTING", "-m",
+                       "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT"})
+                  .ok());
+  ASSERT_TRUE(in_node({iptables, "-w", "10", "-t", "mangle", "-A", "cali-PREROUTING", "-m", "mark",
+                       "--mark", "0x10000/0x10000", "-j", "ACCEPT"})
+                  .ok());
+  ASSERT_TRUE(in_node({iptables, "-w", "10", "-t", "mangle", "-I", "PREROUTING", "1", "-m",
+                       "comment", "--comment", "cali:6gwbT8clXdHdC1b1", "-j", "cali-PREROUTING"})
+                  .ok());
+  // Ours first again: the first PREROUTING rule is the accounting's jump, Calico's after.
+  auto first_prerouting = [&] {
+    const std::string all = rules();
+    const auto at = all.find("-A PREROUTING ");
+    return at == std::string::npos ? std::string() : all.substr(at, all.find('\n', at) - at);
+  };
+  EXPECT_TRUE(
+      wait_for([&] { return first_prerouting().find("FABRIC-ACCT-TX") != std::string::npos; },
+               kReconcileWait))
+      << rules();
+  EXPECT_NE(rules().find("-j cali-PREROUTING"), std::string::npos) << "Calico's jump stays";
+  send_udp(a->get(), "10.77.2.2", 5000, 10, 500);
+  std::vector<prometheus::MetricFamily> after;
+  const double counted = traffic(before, "worker-a", "cluster", "tx");
+  EXPECT_TRUE(wait_for(
+      [&] {
+        after = scrape().value_or(after);
+        return traffic(after, "worker-a", "cluster", "tx") >= counted + 5000;
+      },
+      std::chrono::seconds(10)))
+      << "established packets are counted again";
+  EXPECT_GE(value(after, "fabric_accounting_jump_position_lost_total", {}).value_or(0), 1);
 }
 
 TEST_P(AccountingNetns, ARestartAdoptsItsRulesAndCleanupRemovesOnlyThem) {

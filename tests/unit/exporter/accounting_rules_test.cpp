@@ -223,5 +223,24 @@ COMMIT
   EXPECT_EQ(t.other_rules, std::vector<std::string>{"-A PREROUTING -j KUBE-MARK"});
 }
 
+// A jump is misplaced behind a rule that may end the walk of its chain (an accept, or a
+// jump into a chain that may accept, as Calico's), not behind one that only marks.
+TEST(SavedTable, FindsJumpsBehindARuleThatMayAcceptFirst) {
+  const std::string jump_tx =
+      R"(-A PREROUTING -m comment --comment "fabric-exporter per-pod accounting" -j FABRIC-ACCT-TX)";
+  const std::string jump_rx =
+      R"(-A POSTROUTING -m comment --comment "fabric-exporter per-pod accounting" -j FABRIC-ACCT-RX)";
+  auto t = parse_saved_table("*mangle\n"
+                             "-A PREROUTING -m comment --comment \"cali:6gwbT8clXdHdC1b1\" -j "
+                             "cali-PREROUTING\n" +
+                                 jump_tx +
+                                 "\n"
+                                 "-A POSTROUTING -j MARK --set-xmark 0x100/0x100\n" +
+                                 jump_rx + "\nCOMMIT\n",
+                             "mangle");
+  EXPECT_EQ(t.jump_rules.size(), 2u);
+  EXPECT_EQ(t.misplaced_jumps, std::vector<std::string>{jump_tx});
+}
+
 } // namespace
 } // namespace fabric::exporters
