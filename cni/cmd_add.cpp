@@ -77,6 +77,23 @@ Result<void> configure_addresses(const std::string& ifname, const CniResult& ipa
   return Ok();
 }
 
+// The global addresses of the pod's cluster-network interface (link-local ones name no
+// pod), read in the pod's namespace. A pod without that interface records none: ADD does
+// not fail for what only the accounting needs.
+Result<std::vector<std::string>> primary_addresses(const std::string& ifname) {
+  FABRIC_ASSIGN_OR_RETURN(auto link, find_link(ifname));
+  if (!link) {
+    spdlog::info("the pod has no {}: no primary address recorded for accounting", ifname);
+    return std::vector<std::string>{};
+  }
+  FABRIC_ASSIGN_OR_RETURN(auto all, list_addresses(ifname));
+  std::vector<std::string> out;
+  for (auto& cidr : all) {
+    if (!cidr.starts_with("fe80:") && !cidr.starts_with("169.254.")) out.push_back(std::move(cidr));
+  }
+  return out;
+}
+
 struct AddPlan {
   ParentDevice parent;
   LinkInfo parent_link;
@@ -241,10 +258,16 @@ Result<std::string> add_with_rollback(Invocation& inv, const AddPlan& plan, Roll
   for (auto& ip : result.ips)
     ip.interface = 0;
 
-  FABRIC_ASSIGN_OR_RETURN(LinkInfo pod_link, in_pod(env.netns, [&]() -> Result<LinkInfo> {
-                            FABRIC_TRY(configure_addresses(ifname, result));
-                            return get_link(ifname);
-                          }));
+  // In the pod: the attachment's addresses, and what the accounting needs of its primary.
+  auto configure_in_pod = [&]() -> Result<LinkInfo> {
+    FABRIC_TRY(configure_addresses(ifname, result));
+    if (!conf.primary_interface.empty() && conf.primary_interface != ifname) {
+      FABRIC_ASSIGN_OR_RETURN(record.primary_ips, primary_addresses(conf.primary_interface));
+      record.primary_ifname = conf.primary_interface;
+    }
+    return get_link(ifname);
+  };
+  FABRIC_ASSIGN_OR_RETURN(LinkInfo pod_link, in_pod(env.netns, configure_in_pod));
 
   // The proof that RDMA from the pod's address carries the right source GID.
   std::optional<uint32_t> gid_index;

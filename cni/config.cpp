@@ -232,6 +232,11 @@ Result<void> parse_plugin_keys(const Value& root, NetConf& conf, Command command
     FABRIC_TRY(check_absolute_path(*state_dir, "stateDir"));
     conf.state_dir = *state_dir;
   }
+  FABRIC_ASSIGN_OR_RETURN(auto primary, json::get_optional_string(root, "", "primaryInterface"));
+  if (primary) {
+    if (!primary->empty()) FABRIC_TRY(validate_interface_name(*primary, "primaryInterface"));
+    conf.primary_interface = *primary;
+  }
   FABRIC_ASSIGN_OR_RETURN(conf.log_file, json::get_optional_string(root, "", "logFile"));
   if (conf.log_file) FABRIC_TRY(check_absolute_path(*conf.log_file, "logFile"));
   FABRIC_ASSIGN_OR_RETURN(auto level, json::get_optional_string(root, "", "logLevel"));

@@ -15,6 +15,9 @@
 //   gidCheck        "require" (default) | "warn" | "off"
 //   gidTimeoutMs    0..600000, default 5000
 //   stateDir        absolute path, default /var/lib/cni/fabric
+//   primaryInterface the pod's cluster-network interface whose addresses ADD records for
+//                   the exporter's accounting, default "eth0" (Multus' name for it); ""
+//                   records none
 //   logFile         absolute path; logLevel: trace|debug|info|warn|error|critical|off
 //   ipam            {"type": ..., ...}: delegated; "ipam": {} means no IPAM, as in the
 //                   reference plugins
@@ -59,6 +62,7 @@ struct NetConf {
   GidCheck gid_check = GidCheck::kRequire;
   std::chrono::milliseconds gid_timeout{5000};   // key gidTimeoutMs
   std::string state_dir = "/var/lib/cni/fabric"; // key stateDir
+  std::string primary_interface = "eth0";        // primaryInterface
   std::optional<std::string> log_file;           // logFile
   std::string log_level = "info";                // logLevel
   std::optional<std::string> ipam_type;          // ipam.type, if an ipam section names one

@@ -57,6 +57,13 @@ std::string render_record(const AttachmentRecord& r) {
   for (const auto& ip : r.ips)
     w.value(ip);
   w.end_array();
+  w.key("primary").begin_object();
+  w.field("ifname", r.primary_ifname);
+  w.key("ips").begin_array();
+  for (const auto& ip : r.primary_ips)
+    w.value(ip);
+  w.end_array();
+  w.end_object();
   w.field("gid_index", r.gid_index);
   w.field("device_info_file", r.device_info_file);
   w.field("device_info_created", r.device_info_created);
@@ -116,6 +123,18 @@ Result<AttachmentRecord> parse_record(std::string_view text, std::string_view wh
     for (const auto& ip : doc["ips"].GetArray()) {
       if (!ip.IsString()) return Error(ErrorCode::kDecode, std::string(what), "ips: not strings");
       r.ips.emplace_back(ip.GetString());
+    }
+  }
+  if (doc.HasMember("primary")) {
+    FABRIC_ASSIGN_OR_RETURN(const rapidjson::Value* primary,
+                            ctx(json::get_object(doc, "", "primary")));
+    FABRIC_ASSIGN_OR_RETURN(r.primary_ifname, ctx(json::get_string(*primary, "primary", "ifname")));
+    if (!primary->HasMember("ips") || !(*primary)["ips"].IsArray())
+      return Error(ErrorCode::kDecode, std::string(what), "primary.ips: must be a list");
+    for (const auto& ip : (*primary)["ips"].GetArray()) {
+      if (!ip.IsString())
+        return Error(ErrorCode::kDecode, std::string(what), "primary.ips: not strings");
+      r.primary_ips.emplace_back(ip.GetString());
     }
   }
   FABRIC_ASSIGN_OR_RETURN(auto gid, ctx(json::get_optional_int(doc, "", "gid_index")));

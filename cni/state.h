@@ -41,6 +41,11 @@ struct AttachmentRecord {
   std::string mac;
   int mtu = 0;
   std::vector<std::string> ips; // CIDRs as the pod interface carries them
+  // The pod's cluster-network (primary) addresses as ADD found them in the pod, for the
+  // exporter's per-pod accounting: only they cross the node's netfilter. Empty in records
+  // written before the field existed, or when the pod had no such interface.
+  std::string primary_ifname;
+  std::vector<std::string> primary_ips;
   std::optional<uint32_t> gid_index;
   std::string device_info_file;     // set when ADD wrote it
   bool device_info_created = false; // ADD created the file (DEL removes only what ADD made)

@@ -3,9 +3,11 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <set>
+#include <iterator>
+#include <map>
 
 #include "common/log.h"
+#include "exporters/ipset.h"
 #include "exporters/iptables.h"
 #include "exporters/nfacct.h"
 
@@ -77,14 +79,73 @@ Result<SavedTable> save_mangle(Backend backend, int family) {
   return parse_saved_table(text, "mangle");
 }
 
+// Makes the plan's sets hold exactly the pods' addresses: elements already there keep
+// their counts. Returns whether anything changed.
+Result<bool> sync_sets(IpsetSocket& ipset, const AccountingPlan& plan) {
+  bool changed = false;
+  for (const AccountingSet& set : plan.sets) {
+    FABRIC_TRY(ipset.create(set.name, set.family));
+    FABRIC_ASSIGN_OR_RETURN(auto elements, ipset.list(set.name));
+    std::vector<Cidr> have;
+    for (const auto& element : elements)
+      have.push_back(element.address);
+    std::sort(have.begin(), have.end());
+    const std::vector<Cidr> want = plan.members(set.family);
+    std::vector<Cidr> missing, extra;
+    std::set_difference(want.begin(), want.end(), have.begin(), have.end(),
+                        std::back_inserter(missing));
+    std::set_difference(have.begin(), have.end(), want.begin(), want.end(),
+                        std::back_inserter(extra));
+    FABRIC_TRY(ipset.add(set.name, missing));
+    FABRIC_TRY(ipset.remove(set.name, extra));
+    changed |= !missing.empty() || !extra.empty();
+  }
+  return changed;
+}
+
+// Destroys our sets that the plan (null: none) does not name. A set a rule still uses
+// stays until the next pass.
+Result<std::size_t> destroy_other_sets(IpsetSocket& ipset, const AccountingPlan* plan) {
+  FABRIC_ASSIGN_OR_RETURN(auto existing, ipset.names(kIpsetPrefix));
+  std::size_t destroyed = 0;
+  for (const auto& name : existing) {
+    if (plan != nullptr && std::any_of(plan->sets.begin(), plan->sets.end(),
+                                       [&](const AccountingSet& s) { return s.name == name; }))
+      continue;
+    auto gone = ipset.destroy(name);
+    if (!gone.ok()) {
+      if (gone.error().code() != ErrorCode::kTryAgain) return std::move(gone).error();
+      spdlog::warn("accounting: {}", gone.error().message());
+      continue;
+    }
+    ++destroyed;
+  }
+  return destroyed;
+}
+
+// The per-pod nfacct objects of versions before the ip sets. A kernel without
+// nfnetlink_acct has none.
+Result<std::size_t> remove_legacy_nfacct() {
+  auto nfacct = NfacctSocket::open();
+  if (!nfacct.ok()) return std::size_t{0};
+  auto objects = nfacct->dump(kNfacctPrefix);
+  if (!objects.ok()) {
+    if (objects.error().code() == ErrorCode::kUnsupported) return std::size_t{0};
+    return std::move(objects).error();
+  }
+  for (const auto& object : *objects)
+    FABRIC_TRY(nfacct->remove(object.name));
+  return objects->size();
+}
+
 } // namespace
 
 Result<std::shared_ptr<AccountingReconciler>>
 AccountingReconciler::start(const AccountingConfig& config, bool loop) {
   {
-    FABRIC_ASSIGN_OR_RETURN(NfacctSocket probe, NfacctSocket::open());
-    auto dumped = probe.dump(kNfacctPrefix);
-    if (!dumped.ok()) return std::move(dumped).error().with_context("checking nfacct access");
+    FABRIC_ASSIGN_OR_RETURN(IpsetSocket probe, IpsetSocket::open());
+    auto listed = probe.names(kIpsetPrefix);
+    if (!listed.ok()) return std::move(listed).error().with_context("checking ip_set access");
   }
   Backend backend = config.backend;
   if (backend == Backend::kAuto) {
@@ -165,9 +226,21 @@ Result<void> AccountingReconciler::reconcile_family(int family, const Accounting
   FABRIC_ASSIGN_OR_RETURN(SavedTable saved, save_mangle(backend_, family));
   if (rules.restore.empty() && saved.our_chains.empty() && saved.jump_rules.empty()) return Ok();
   const std::string current = snapshot_of(saved);
-  const bool unchanged = applied_hash_[i] == plan.hash && snapshot_[i] == current;
+  // A jump behind a rule that may accept the packet first counts only some packets: it
+  // goes back to the top of its chain (rewriting our rules costs no counts: they live in
+  // the sets).
+  const bool misplaced = !saved.misplaced_jumps.empty();
+  if (misplaced) {
+    spdlog::warn("accounting: {} behind a rule that may accept packets before it; moving it "
+                 "back to the top",
+                 saved.misplaced_jumps.front());
+    std::lock_guard lock(mutex_);
+    ++counts_.jump_position_lost;
+  }
+  const bool unchanged = !misplaced && applied_hash_[i] == plan.hash && snapshot_[i] == current;
   // A restart (nothing applied yet) adopts rules that carry this plan's hash.
-  const bool adoptable = applied_hash_[i].empty() && matches_plan(saved, rules, plan.hash);
+  const bool adoptable =
+      !misplaced && applied_hash_[i].empty() && matches_plan(saved, rules, plan.hash);
   if (unchanged || adoptable) {
     snapshot_[i] = current;
     applied_hash_[i] = plan.hash;
@@ -207,24 +280,23 @@ Result<void> AccountingReconciler::reconcile() {
     }
     auto plan = std::make_shared<AccountingPlan>(
         plan_accounting(config_.classes, config_.mark_mask, records.pods));
-    FABRIC_ASSIGN_OR_RETURN(NfacctSocket nfacct, NfacctSocket::open());
-    // Objects first: a rule cannot name an object that does not exist.
-    for (const auto& [name, counter] : plan->counters)
-      FABRIC_TRY(nfacct.create(name));
+    FABRIC_ASSIGN_OR_RETURN(IpsetSocket ipset, IpsetSocket::open());
+    // Sets first: a rule cannot name a set that does not exist.
+    FABRIC_ASSIGN_OR_RETURN(bool members_changed, sync_sets(ipset, *plan));
+    if (members_changed)
+      spdlog::debug("accounting: set members updated for {} pod(s)", plan->pods.size());
     bool applied = false;
     for (int family : kFamilies)
       FABRIC_TRY(reconcile_family(family, *plan, applied)
                      .context(std::string("reconciling ") +
                               iptables_program(backend_, family, "restore")));
-    // Then objects no rule uses any more (a pod that is gone, a class renamed).
-    std::set<std::string> wanted;
-    for (const auto& entry : plan->counters)
-      wanted.insert(entry.first);
-    FABRIC_ASSIGN_OR_RETURN(auto existing, nfacct.dump(kNfacctPrefix));
-    for (const auto& object : existing) {
-      if (wanted.count(object.name)) continue;
-      auto removed = nfacct.remove(object.name);
-      if (!removed.ok()) spdlog::warn("accounting: {}", removed.error().message());
+    // Then sets no rule uses any more (a family without pods, a class removed), and the
+    // objects an earlier version counted with.
+    auto destroyed = destroy_other_sets(ipset, plan.get());
+    if (!destroyed.ok()) return std::move(destroyed).error();
+    if (applied) {
+      auto legacy = remove_legacy_nfacct();
+      if (!legacy.ok()) spdlog::warn("accounting: {}", legacy.error().message());
     }
     std::lock_guard lock(mutex_);
     plan_ = std::move(plan);
@@ -237,7 +309,7 @@ Result<void> AccountingReconciler::reconcile() {
   }
   if (*result) {
     ++counts_.applied;
-    spdlog::info("accounting: rules for {} pod(s) applied", plan_->pods);
+    spdlog::info("accounting: rules for {} pod(s) applied", plan_->pods.size());
   } else {
     ++counts_.unchanged;
   }
@@ -261,11 +333,11 @@ Result<std::string> cleanup_accounting() {
                 std::to_string(saved->jump_rules.size()) + " jump rule(s)\n";
     }
   }
-  FABRIC_ASSIGN_OR_RETURN(NfacctSocket nfacct, NfacctSocket::open());
-  FABRIC_ASSIGN_OR_RETURN(auto objects, nfacct.dump(kNfacctPrefix));
-  for (const auto& object : objects)
-    FABRIC_TRY(nfacct.remove(object.name));
-  report += "nfacct: removed " + std::to_string(objects.size()) + " object(s)\n";
+  FABRIC_ASSIGN_OR_RETURN(IpsetSocket ipset, IpsetSocket::open());
+  FABRIC_ASSIGN_OR_RETURN(std::size_t sets, destroy_other_sets(ipset, nullptr));
+  report += "ipset: removed " + std::to_string(sets) + " set(s)\n";
+  FABRIC_ASSIGN_OR_RETURN(std::size_t objects, remove_legacy_nfacct());
+  report += "nfacct: removed " + std::to_string(objects) + " object(s)\n";
   return report;
 }
 
@@ -278,14 +350,13 @@ Result<void> AccountingCollector::collect(MetricSink& sink) {
     active.add({}, 0);
     return Ok();
   }
-  FABRIC_ASSIGN_OR_RETURN(NfacctSocket nfacct, NfacctSocket::open());
-  FABRIC_ASSIGN_OR_RETURN(auto objects, nfacct.dump(kNfacctPrefix));
+  FABRIC_ASSIGN_OR_RETURN(IpsetSocket ipset, IpsetSocket::open());
   active.add({}, 1);
   sink.gauge("fabric_accounting_backend_info",
              "The iptables backend the accounting rules are in (legacy or nft; value 1).")
       .add({{"backend", std::string(backend_name(reconciler_->backend()))}}, 1);
   sink.gauge("fabric_accounting_pods", "Pods whose traffic is accounted.")
-      .add({}, static_cast<double>(plan->pods));
+      .add({}, static_cast<double>(plan->pods.size()));
   const auto counts = reconciler_->counts();
   auto reconciles = sink.counter("fabric_accounting_reconciles_total",
                                  "Reconcile passes by result: applied (rules rewritten), "
@@ -293,20 +364,40 @@ Result<void> AccountingCollector::collect(MetricSink& sink) {
   reconciles.add({{"result", "applied"}}, counts.applied);
   reconciles.add({{"result", "unchanged"}}, counts.unchanged);
   reconciles.add({{"result", "failed"}}, counts.failed);
+  sink.counter("fabric_accounting_jump_position_lost_total",
+               "Times a jump into the accounting's chains was found behind a rule that may "
+               "accept packets before it (another component's chain inserted above it), and "
+               "moved back to the top.")
+      .add({}, counts.jump_position_lost);
 
-  // The dump's objects in plan order. The kernel lists objects in the order they were
-  // made, which is the plan's order unless pods came and went: try the next one first.
-  std::vector<const NfacctCounter*> found(plan->counters.size(), nullptr);
-  std::size_t next = 0;
-  for (const auto& object : objects) {
-    if (next < plan->counters.size() && plan->counters[next].first == object.name) {
-      found[next++] = &object;
+  // totals[pod][class and direction]: a pod's addresses summed, IPv4 and IPv6 together.
+  struct Total {
+    uint64_t packets = 0, bytes = 0;
+    bool seen = false;
+  };
+  std::vector<std::string> columns; // "class\0direction", in plan order
+  std::map<std::string, std::size_t> column_of;
+  for (const AccountingSet& set : plan->sets) {
+    const std::string key = set.traffic_class + '\0' + set.direction;
+    if (column_of.emplace(key, columns.size()).second) columns.push_back(key);
+  }
+  std::vector<std::vector<Total>> totals(plan->pods.size(), std::vector<Total>(columns.size()));
+  std::size_t missing = 0;
+  for (const AccountingSet& set : plan->sets) {
+    auto elements = ipset.list(set.name);
+    if (!elements.ok()) {
+      ++missing; // destroyed by hand; the next reconcile makes it again
       continue;
     }
-    auto it = plan->index.find(object.name);
-    if (it == plan->index.end()) continue;
-    found[it->second] = &object;
-    next = it->second + 1;
+    const std::size_t column = column_of.at(set.traffic_class + '\0' + set.direction);
+    for (const auto& element : *elements) {
+      auto pod = plan->pod_of.find(element.address);
+      if (pod == plan->pod_of.end()) continue; // added by hand, or a pod gone since
+      Total& total = totals[pod->second][column];
+      total.packets += element.packets;
+      total.bytes += element.bytes;
+      total.seen = true;
+    }
   }
   auto bytes = sink.counter("fabric_pod_traffic_bytes_total",
                             "Bytes (IP packet lengths) a pod sent (tx) or received (rx), by the "
@@ -314,30 +405,28 @@ Result<void> AccountingCollector::collect(MetricSink& sink) {
   auto packets = sink.counter("fabric_pod_traffic_packets_total",
                               "Packets a pod sent (tx) or received (rx), by the traffic class of "
                               "the other end.");
-  bytes.reserve(plan->counters.size());
-  packets.reserve(plan->counters.size());
-  std::size_t missing = 0;
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    if (found[i] == nullptr) {
-      ++missing; // removed by hand; the next reconcile makes it again
-      continue;
+  bytes.reserve(totals.size() * columns.size());
+  packets.reserve(totals.size() * columns.size());
+  for (std::size_t p = 0; p < totals.size(); ++p) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (!totals[p][c].seen) continue;
+      // Both series of a counter or neither, so a budget cut never leaves bytes without
+      // packets.
+      if (sink.room() < 2) {
+        sink.count_dropped(2);
+        continue;
+      }
+      const std::string& column = columns[c];
+      const std::size_t nul = column.find('\0');
+      Labels labels{{"namespace", plan->pods[p].pod_namespace},
+                    {"pod", plan->pods[p].pod_name},
+                    {"class", column.substr(0, nul)},
+                    {"direction", column.substr(nul + 1)}};
+      bytes.add(labels, static_cast<double>(totals[p][c].bytes));
+      packets.add(std::move(labels), static_cast<double>(totals[p][c].packets));
     }
-    // Both series of a counter or neither, so a budget cut never leaves bytes without
-    // packets.
-    if (sink.room() < 2) {
-      sink.count_dropped(2);
-      continue;
-    }
-    const AccountingCounter& counter = plan->counters[i].second;
-    Labels labels{{"namespace", counter.pod_namespace},
-                  {"pod", counter.pod_name},
-                  {"class", counter.traffic_class},
-                  {"direction", counter.direction}};
-    bytes.add(labels, static_cast<double>(found[i]->bytes));
-    packets.add(std::move(labels), static_cast<double>(found[i]->packets));
   }
-  if (missing > 0)
-    sink.error(std::to_string(missing) + " nfacct object(s) of the plan are missing");
+  if (missing > 0) sink.error(std::to_string(missing) + " ip set(s) of the plan are missing");
   return Ok();
 }
 

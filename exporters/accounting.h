@@ -49,6 +49,10 @@ public:
     double applied = 0;   // passes that rewrote rules
     double unchanged = 0; // passes that found everything in place
     double failed = 0;
+    // Passes that found a jump into our chains behind a rule that may end the walk of its
+    // chain (Calico's jump into cali-PREROUTING, which accepts established packets), and
+    // moved it back to the top.
+    double jump_position_lost = 0;
   };
   Counts counts() const;
 

@@ -32,10 +32,6 @@ private:
   std::map<std::string, std::size_t> rules_per_chain_;
 };
 
-std::string pod_key(const std::string& ns, const std::string& name) {
-  return ns + '\0' + name;
-}
-
 // The classifier chain: MARK with the class of the source (-s) or destination (-d).
 void classify(Writer& w, const char* chain, const char* side, int family,
               const std::vector<TrafficClass>& classes, uint32_t mask) {
@@ -49,9 +45,19 @@ void classify(Writer& w, const char* chain, const char* side, int family,
   }
 }
 
+// The per-class set matches of one direction: only the rule whose mark matches looks the
+// address up.
+void count_by_set(Writer& w, const char* chain, const std::string& direction, const char* side,
+                  int family, std::size_t classes, uint32_t mask) {
+  for (std::size_t k = 0; k < classes; ++k) {
+    w.rule(chain, "-m mark --mark " +
+                      mark_spec(deposit_bits(static_cast<uint32_t>(k), mask), mask) +
+                      " -m set --match-set " + ipset_name(direction, family, k) + " " + side);
+  }
+}
+
 FamilyRules family_rules(int family, const std::vector<TrafficClass>& classes, uint32_t mask,
-                         const std::vector<PodAddresses>& pods,
-                         const std::vector<std::string>& class_order) {
+                         const std::vector<PodAddresses>& pods) {
   bool any = false;
   for (const auto& pod : pods) {
     for (const auto& a : pod.addresses)
@@ -63,32 +69,13 @@ FamilyRules family_rules(int family, const std::vector<TrafficClass>& classes, u
     w.chain(chain);
   classify(w, kDstChain, "-d", family, classes, mask);
   classify(w, kSrcChain, "-s", family, classes, mask);
-  // The host's own loopback traffic is no pod's, and must not pay for the pod rules.
+  // The host's own loopback traffic is no pod's, and must not pay for the lookups.
   w.rule(kTxChain, "-i lo -j RETURN");
   w.rule(kRxChain, "-o lo -j RETURN");
   w.rule(kTxChain, "-j " + std::string(kDstChain));
   w.rule(kRxChain, "-j " + std::string(kSrcChain));
-  for (const auto& pod : pods) {
-    const std::string tx = pod_chain(pod.pod_namespace, pod.pod_name, 'T');
-    const std::string rx = pod_chain(pod.pod_namespace, pod.pod_name, 'R');
-    bool has = false;
-    for (const auto& a : pod.addresses) {
-      if (a.family != family) continue;
-      has = true;
-      w.rule(kTxChain, "-s " + a.text() + " -j " + tx);
-      w.rule(kRxChain, "-d " + a.text() + " -j " + rx);
-    }
-    if (!has) continue;
-    w.chain(tx);
-    w.chain(rx);
-    for (std::size_t k = 0; k < class_order.size(); ++k) {
-      const std::string match = "-m mark --mark " +
-                                mark_spec(deposit_bits(static_cast<uint32_t>(k), mask), mask) +
-                                " -m nfacct --nfacct-name ";
-      w.rule(tx, match + nfacct_name(pod.pod_namespace, pod.pod_name, class_order[k], "tx"));
-      w.rule(rx, match + nfacct_name(pod.pod_namespace, pod.pod_name, class_order[k], "rx"));
-    }
-  }
+  count_by_set(w, kTxChain, "tx", "src", family, classes.size() + 1, mask);
+  count_by_set(w, kRxChain, "rx", "dst", family, classes.size() + 1, mask);
   w.rule(kRxChain, "-j " + std::string(kDstChain));
   return w.finish();
 }
@@ -117,20 +104,20 @@ std::string mark_spec(uint32_t value, uint32_t mask) {
   return buf;
 }
 
-std::string nfacct_name(const std::string& pod_namespace, const std::string& pod_name,
-                        const std::string& traffic_class, const std::string& direction) {
-  return kNfacctPrefix +
-         hex_hash(pod_key(pod_namespace, pod_name) + '\0' + traffic_class + '\0' + direction);
-}
-
-std::string pod_chain(const std::string& pod_namespace, const std::string& pod_name,
-                      char direction) {
-  return std::string(kChainPrefix) + "-P" + hex_hash(pod_key(pod_namespace, pod_name), 10) + "-" +
-         direction;
+std::string ipset_name(const std::string& direction, int family, std::size_t class_index) {
+  return kIpsetPrefix + direction + (family == AF_INET ? "4-" : "6-") + std::to_string(class_index);
 }
 
 std::string plan_comment(const std::string& hash) {
   return "fabric-exporter plan " + hash;
+}
+
+std::vector<Cidr> AccountingPlan::members(int family) const {
+  std::vector<Cidr> out;
+  for (const auto& [address, pod] : pod_of) {
+    if (address.family == family) out.push_back(address);
+  }
+  return out;
 }
 
 AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_t mark_mask,
@@ -139,9 +126,14 @@ AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_
   for (const auto& c : classes)
     class_order.push_back(c.name);
   AccountingPlan plan;
-  plan.pods = pods.size();
-  plan.v4 = family_rules(AF_INET, classes, mark_mask, pods, class_order);
-  plan.v6 = family_rules(AF_INET6, classes, mark_mask, pods, class_order);
+  plan.pods = pods;
+  // An address two records claim counts for the first pod (records are sorted by pod).
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    for (const auto& address : pods[i].addresses)
+      plan.pod_of.emplace(address, i);
+  }
+  plan.v4 = family_rules(AF_INET, classes, mark_mask, pods);
+  plan.v6 = family_rules(AF_INET6, classes, mark_mask, pods);
   plan.hash = hex_hash(plan.v4.restore + plan.v6.restore);
   // The plan's hash, as a rule that only carries a comment, first in FABRIC-ACCT-TX: a
   // restart reads it back to adopt what it finds instead of rewriting it.
@@ -153,18 +145,13 @@ AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_
                           marker + "-m comment --comment \"" + plan_comment(plan.hash) + "\"\n");
     ++rules->rules_per_chain[kTxChain];
   }
-  for (const auto& pod : pods) {
-    for (const auto& c : class_order) {
-      for (const char* direction : {"tx", "rx"}) {
-        plan.counters.emplace_back(
-            nfacct_name(pod.pod_namespace, pod.pod_name, c, direction),
-            AccountingCounter{pod.pod_namespace, pod.pod_name, c, direction});
-      }
+  for (int family : {AF_INET, AF_INET6}) {
+    if ((family == AF_INET ? plan.v4 : plan.v6).restore.empty()) continue;
+    for (std::size_t k = 0; k < class_order.size(); ++k) {
+      for (const char* direction : {"tx", "rx"})
+        plan.sets.push_back({ipset_name(direction, family, k), family, class_order[k], direction});
     }
   }
-  plan.index.reserve(plan.counters.size());
-  for (std::size_t i = 0; i < plan.counters.size(); ++i)
-    plan.index.emplace(plan.counters[i].first, i);
   return plan;
 }
 

@@ -1,15 +1,19 @@
-// The iptables rules of per-pod accounting, generated from the traffic classes and the
-// pods' addresses (pure: no iptables here; iptables.h applies them).
+// The iptables rules and ip sets of per-pod accounting, generated from the traffic classes
+// and the pods' addresses (pure: no iptables here; iptables.h and ipset.h apply them).
 //
 // In the mangle table, for each address family that has pod addresses:
 //
 //   PREROUTING  -> FABRIC-ACCT-TX: (loopback returns at once) mark the packet with its
-//                  destination's class, then
-//                  for each pod address -s ADDR -> the pod's FABRIC-ACCT-P<id>-T chain
-//   POSTROUTING -> FABRIC-ACCT-RX: (loopback returns) mark with the source's class, for each
-//                  pod address
-//                  -d ADDR -> FABRIC-ACCT-P<id>-R, then mark with the destination's class
-//   FABRIC-ACCT-P<id>-T/-R: one rule per class, -m mark --mark CLASS/MASK -m nfacct
+//                  destination's class, then one rule per class:
+//                  -m mark --mark CLASS/MASK -m set --match-set fabric-acct-tx4-CLASS src
+//   POSTROUTING -> FABRIC-ACCT-RX: (loopback returns) mark with the source's class, one rule
+//                  per class with the set of that class and direction matched on dst, then
+//                  mark with the destination's class
+//
+// Each set is a hash:ip set with counters holding every pod address of the family: the
+// packet's pod is found in one hash lookup whatever the number of pods, and the kernel
+// counts the packet on the element (the pod's address) that matched. The rules do not
+// depend on the pods at all: a pod that comes or goes changes set elements, not rules.
 //
 // Every packet a pod sends enters the host through PREROUTING (before kube-proxy's DNAT,
 // so a Service address is still the destination), every packet it receives leaves through
@@ -25,7 +29,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "exporters/config.h"
@@ -36,7 +39,10 @@ namespace fabric::exporters {
 inline constexpr const char* kChainPrefix = "FABRIC-ACCT";
 inline constexpr const char* kTxChain = "FABRIC-ACCT-TX";
 inline constexpr const char* kRxChain = "FABRIC-ACCT-RX";
+// The nfacct objects of earlier versions (one per pod, class and direction), removed on
+// upgrade and by --cleanup.
 inline constexpr const char* kNfacctPrefix = "fabric_acct_";
+inline constexpr const char* kIpsetPrefix = "fabric-acct-";
 inline constexpr const char* kJumpComment = "fabric-exporter per-pod accounting";
 
 // A rule in a built-in chain that sends packets to ours.
@@ -48,14 +54,6 @@ inline constexpr Jump kJumps[] = {{"PREROUTING", kTxChain}, {"POSTROUTING", kRxC
 // The rule without "-A CHAIN": -m comment --comment "..." -j TARGET.
 std::string jump_rule_spec(const Jump& jump);
 
-// What one nfacct object counts.
-struct AccountingCounter {
-  std::string pod_namespace;
-  std::string pod_name;
-  std::string traffic_class;
-  std::string direction; // "tx" (sent by the pod) or "rx"
-};
-
 struct FamilyRules {
   // iptables-restore --noflush input that declares (and so empties) our chains and fills
   // them; empty when no pod has an address of this family.
@@ -64,22 +62,27 @@ struct FamilyRules {
   std::map<std::string, std::size_t> rules_per_chain;
 };
 
-struct AccountingPlan {
-  AccountingPlan() = default;
-  AccountingPlan(AccountingPlan&&) = default; // moves keep `index` valid; copies would not
-  AccountingPlan& operator=(AccountingPlan&&) = default;
-  AccountingPlan(const AccountingPlan&) = delete;
+// One ip set the rules match: the pods' addresses of `family`, counted for one class and
+// direction.
+struct AccountingSet {
+  std::string name;
+  int family = 0;
+  std::string traffic_class;
+  std::string direction; // "tx" (sent by the pod) or "rx"
+};
 
+struct AccountingPlan {
   FamilyRules v4;
   FamilyRules v6;
-  // nfacct object name -> what it counts, in pod order (namespace, name), then class, tx
-  // before rx.
-  std::vector<std::pair<std::string, AccountingCounter>> counters;
-  // Object name -> its position in `counters`, so a scrape matches a dump without building
-  // a map of its own. The keys view the names in `counters`: the plan is not copied.
-  std::unordered_map<std::string_view, std::size_t> index;
-  std::size_t pods = 0;
+  // Every set of the families that have pods, family by family, then class, tx before rx.
+  std::vector<AccountingSet> sets;
+  std::vector<PodAddresses> pods;
+  // Address -> its pod's index in `pods`; each set holds exactly these addresses of its
+  // family.
+  std::map<Cidr, std::size_t> pod_of;
   std::string hash; // of both rule sets; recorded in FABRIC-ACCT-TX as a comment
+  // The set members of `family`, sorted.
+  std::vector<Cidr> members(int family) const;
 };
 
 AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_t mark_mask,
@@ -89,12 +92,8 @@ AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_
 uint32_t deposit_bits(uint32_t value, uint32_t mask);
 // "0x1000/0x3000"
 std::string mark_spec(uint32_t value, uint32_t mask);
-// fabric_acct_<16 hex>: stable for a pod, class and direction, so a restart finds it.
-std::string nfacct_name(const std::string& pod_namespace, const std::string& pod_name,
-                        const std::string& traffic_class, const std::string& direction);
-// FABRIC-ACCT-P<10 hex>-T or -R.
-std::string pod_chain(const std::string& pod_namespace, const std::string& pod_name,
-                      char direction);
+// fabric-acct-tx4-1: direction, family and class index; at most 31 characters.
+std::string ipset_name(const std::string& direction, int family, std::size_t class_index);
 // The comment rule's text in FABRIC-ACCT-TX that records the plan.
 std::string plan_comment(const std::string& hash);
 

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "common/log.h"
 #include "common/subprocess.h"
@@ -83,6 +84,12 @@ Result<SubprocessResult> run_tool(const std::vector<std::string>& argv,
   return run_subprocess(argv, options);
 }
 
+// Targets after which the packet goes on to the chain's next rule.
+const std::set<std::string> kTargetsThatContinue = {
+    "MARK",  "CONNMARK", "LOG",         "NFLOG",   "TRACE",    "DSCP",   "TOS",
+    "TTL",   "HL",       "CLASSIFY",    "CT",      "NOTRACK",  "TCPMSS", "SET",
+    "AUDIT", "CHECKSUM", "CONNSECMARK", "SECMARK", "IDLETIMER"};
+
 } // namespace
 
 std::string_view backend_name(Backend backend) {
@@ -156,6 +163,7 @@ Result<Backend> detect_backend() {
 
 SavedTable parse_saved_table(const std::string& save_output, const std::string& table) {
   SavedTable out;
+  std::set<std::string> chains_with_an_exit; // built-in chains with a rule that may end a walk
   bool in_table = false;
   for (const auto& line : lines_of(save_output)) {
     if (line.starts_with("*")) {
@@ -175,10 +183,20 @@ SavedTable parse_saved_table(const std::string& save_output, const std::string& 
       continue;
     }
     bool jumps_to_ours = false;
+    bool may_end_walk = false;
     for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-      if ((words[i] == "-j" || words[i] == "-g") && is_ours(words[i + 1])) jumps_to_ours = true;
+      if (words[i] != "-j" && words[i] != "-g") continue;
+      if (is_ours(words[i + 1])) jumps_to_ours = true;
+      may_end_walk |= !kTargetsThatContinue.count(words[i + 1]);
     }
-    (jumps_to_ours ? out.jump_rules : out.other_rules).push_back(line);
+    const std::string chain = chain_of_rule(words);
+    if (jumps_to_ours) {
+      out.jump_rules.push_back(line);
+      if (chains_with_an_exit.count(chain)) out.misplaced_jumps.push_back(line);
+    } else {
+      out.other_rules.push_back(line);
+      if (may_end_walk) chains_with_an_exit.insert(chain);
+    }
   }
   return out;
 }

@@ -35,6 +35,11 @@ struct SavedTable {
   std::vector<std::string> our_rules;   // "-A FABRIC-ACCT... ..." lines
   std::vector<std::string> jump_rules;  // rules elsewhere that jump to our chains
   std::vector<std::string> other_rules; // everything else, "-A CHAIN ..."
+  // Jump rules that come after a rule of their chain which can end the packet's walk of
+  // it (ACCEPT, DROP, RETURN, REJECT, or a jump into another chain, which may accept:
+  // Calico's cali-PREROUTING accepts established packets), so that some packets never
+  // reach our chains.
+  std::vector<std::string> misplaced_jumps;
 };
 // The `table` section of iptables-save output.
 SavedTable parse_saved_table(const std::string& save_output, const std::string& table);

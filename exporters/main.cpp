@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   app.add_flag("--check-config", o.check_config, "Validate the configuration and exit");
   app.add_flag("--once", o.once, "Print one scrape on stdout and exit (no HTTP)");
   app.add_flag("--cleanup", o.cleanup,
-               "Remove every chain, rule and nfacct object of the per-pod accounting, then exit");
+               "Remove every chain, rule and ip set of the per-pod accounting, then exit");
   if (auto status = fabric::cli::parse(app, kProgram, common, argc, argv)) return *status;
 
   if (o.cleanup) {

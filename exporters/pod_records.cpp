@@ -102,7 +102,9 @@ Result<PodRecords> read_pod_records(const std::string& cni_state_dir,
         }
         std::vector<Cidr> ips;
         bool bad = false;
-        for (const auto& ip : record->ips) {
+        // The primary (cluster network) addresses: the RoCE interface's own never cross the
+        // node's netfilter.
+        for (const auto& ip : record->primary_ips) {
           auto host = parse_host(ip);
           if (!host.ok()) {
             out.skipped.push_back(path + ": " + host.error().message());

@@ -2,7 +2,9 @@
 //
 // - fabric-cni's attachment records (cni/state.h, documented in cni/README.md "State
 //   files"): <state_dir>/networks/<network>/<container>:<ifname>.json, with the pod's
-//   namespace, name and the interface's IPs;
+//   namespace, name and its primary (cluster network, eth0) addresses, which fabric-cni
+//   read in the pod at ADD (`primary.ips`; not `ips`, the RoCE interface's, whose traffic
+//   never crosses the node's netfilter);
 // - optionally a directory of pod records for pods fabric-cni did not attach (their main
 //   network, another CNI's): one <anything>.json per pod,
 //     {"schema_version": 1, "pod": {"namespace": "ns", "name": "p"}, "ips": ["10.1.2.3"]}

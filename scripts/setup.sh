@@ -28,8 +28,9 @@ BUILD_PACKAGES=(
 HOST_PACKAGES=(iproute2 kmod jq containernetworking-plugins iptables nfacct prometheus curl)
 # Tests only: iperf3 as the TCP probe's peer, clang for the libFuzzer targets,
 # node_exporter as the RDMA collector's peer in benchmarks, chromium, headless, to check
-# that the demo's report renders.
-HOST_TEST_PACKAGES=(iperf3 clang prometheus-node-exporter chromium)
+# that the demo's report renders, ipset to read the accounting's sets independently of
+# the exporter (which speaks ip_set's netlink itself and needs no ipset program).
+HOST_TEST_PACKAGES=(iperf3 clang prometheus-node-exporter chromium ipset)
 # The soft-RoCE lab (scripts/lab.sh): a Debian kernel that ships rdma_rxe, QEMU, the
 # initramfs' busybox, and rdma-core's tools (rdma, ibv_devinfo, perftest as the peer);
 # sshd, which a lab node runs with throw-away keys so that mpirun can start ranks on it.

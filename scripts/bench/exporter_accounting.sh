@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # exporter_accounting.sh - fabric-exporter's scrape with per-pod accounting counters
-# installed, against `iptables-save -c` plus parsing the same rules (what iptables
-# exporters do on every scrape), in the same run; with the exporter's resident memory and
-# CPU time per scrape.
+# installed, against `ipset list` of the same sets plus parsing each element's counters
+# (what an exporter that runs the ipset program on every scrape does), in the same run;
+# with the exporter's resident memory and CPU time per scrape.
 #
 #   scripts/bench/exporter_accounting.sh [PODS] [ROUNDS] [BACKEND]
 #     PODS     pods to account (default 2500: x 2 classes x 2 directions = 10,000 counters,
@@ -54,7 +54,7 @@ collectors:
     classes: [{name: cluster, networks: [10.0.0.0/8]}]
 YAML
 
-echo "installing rules for $PODS pods ($((PODS * 4)) counters, backend $BACKEND)..." >&2
+echo "installing rules and sets for $PODS pods ($((PODS * 4)) counters, backend $BACKEND)..." >&2
 start=$EPOCHREALTIME
 ip netns exec "$NS" "$EXPORTER" --config "$WORK/config.yaml" --listen 127.0.0.1:10900 \
   2>"$WORK/exporter.log" &
@@ -65,24 +65,22 @@ until ip netns exec "$NS" curl -sf -o /dev/null http://127.0.0.1:10900/healthz; 
 done
 echo "ready after $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s" >&2
 series=$(ip netns exec "$NS" curl -sf http://127.0.0.1:10900/metrics | grep -c '^fabric_pod_traffic_')
-rules=$(ip netns exec "$NS" "iptables-$BACKEND-save" -t mangle | grep -c -- '-m nfacct')
-[[ $series == $((PODS * 8)) && $rules == $((PODS * 4)) ]] ||
-  { echo "expected $((PODS * 8)) series and $((PODS * 4)) rules, got $series and $rules" >&2; exit 1; }
+rules=$(ip netns exec "$NS" "iptables-$BACKEND-save" -t mangle | grep -c -- '-m set')
+[[ $series == $((PODS * 8)) && $rules == 4 ]] ||
+  { echo "expected $((PODS * 8)) series and 4 set rules, got $series and $rules" >&2; exit 1; }
 
 # The timed loop runs inside the namespace, so `ip netns exec` is not in the figures. The
 # exporter's time is curl's own (connection to last byte, as a scraper sees it; curl's
-# process start is not the exporter's). The peer reads every counting rule's counters as
-# iptables exporters do, processes included: iptables-save -c, and a parse of each rule's
-# [packets:bytes] into one line per counter.
+# process start is not the exporter's). The peer reads every set's element counters with
+# the ipset program, processes included, and parses them into one line per counter.
 cat >"$WORK/loop.sh" <<'LOOP'
 rounds=$1 backend=$2 out=$3
 for ((r = 0; r < rounds; r++)); do
   exporter=$(curl -sf -o /dev/null -w '%{time_total}' http://127.0.0.1:10900/metrics)
   t0=$EPOCHREALTIME
-  n=$("iptables-$backend-save" -c -t mangle |
-    awk '/-m nfacct/ { gsub(/[\[\]]/, "", $1); split($1, c, ":");
-                       for (i = 1; i <= NF; i++) if ($i == "--nfacct-name") name = $(i + 1);
-                       print name, c[1], c[2] }' | wc -l)
+  n=$(for set in fabric-acct-tx4-0 fabric-acct-rx4-0 fabric-acct-tx4-1 fabric-acct-rx4-1; do
+      ipset list "$set"
+    done | awk '$2 == "packets" { print $1, $3, $5 }' | wc -l)
   t1=$EPOCHREALTIME
   echo "$exporter $t0 $t1 $n"
 done >"$out"
@@ -105,9 +103,9 @@ awk -v pods="$PODS" -v rounds="$ROUNDS" -v backend="$BACKEND" -v e="$exp_ms" -v 
     -v cpu=$(( (ticks_after - ticks_before) )) -v hz="$hz" 'BEGIN {
   printf "per-pod accounting, %d pods = %d counters (%d series), iptables-%s, median of %d rounds, load %s\n",
          pods, pods * 4, pods * 8, backend, rounds, load
-  printf "  fabric-exporter scrape (HTTP, nfacct dump):  %8.2f ms\n", e
-  printf "  iptables-save -c + parse (%d counters):   %8.2f ms\n", n, i
-  printf "  ratio iptables-save / fabric-exporter:       %8.1fx\n", i / e
+  printf "  fabric-exporter scrape (HTTP, ip_set dumps): %8.2f ms\n", e
+  printf "  ipset list + parse (%d counters):         %8.2f ms\n", n, i
+  printf "  ratio ipset list / fabric-exporter:          %8.1fx\n", i / e
   printf "  fabric-exporter resident memory: %.1f MiB (peak %.1f MiB); CPU %.1f ms per scrape\n",
          rss / 1024, hwm / 1024, cpu * 1000 / hz / rounds
 }'

@@ -145,6 +145,46 @@ TEST_F(CniPluginNetns, MultusCniArgsAreRecordedInTheState) {
   EXPECT_TRUE(call("DEL", "c1", pod, conf(), args).ok());
 }
 
+// The exporter counts a pod by its cluster-network addresses (the only ones whose
+// traffic crosses the node's netfilter): ADD, in the pod, records those of eth0 beside its
+// own, without link-local ones; a pod without eth0, or primaryInterface "", records none.
+TEST_F(CniPluginNetns, PrimaryInterfaceAddressesAreRecordedBesideTheAttachment) {
+  const std::string pod = add_pod("pod");
+  const std::string pod_ns = pod_name("pod");
+  const auto [eth0, peer] = net_.add_veth("eth0", pod_ns, host_);
+  run_ip({"-n", pod_ns, "link", "set", eth0, "name", "eth0"});
+  run_ip({"-n", pod_ns, "addr", "add", "10.244.1.7/24", "dev", "eth0"});
+  run_ip({"-n", pod_ns, "addr", "add", "fd00:10:244::7/64", "dev", "eth0", "nodad"});
+  run_ip({"-n", pod_ns, "link", "set", "eth0", "up"});
+  CniReply add = call("ADD", "c1", pod, conf());
+  ASSERT_TRUE(add.ok()) << add.describe();
+  auto state = json::parse(read_text(state_path("c1")), "state");
+  ASSERT_TRUE(state.ok()) << state.error().message();
+  const auto& primary = (*state)["primary"];
+  EXPECT_EQ(std::string(primary["ifname"].GetString()), "eth0");
+  std::vector<std::string> ips;
+  for (const auto& ip : primary["ips"].GetArray())
+    ips.emplace_back(ip.GetString());
+  EXPECT_EQ(ips, (std::vector<std::string>{"10.244.1.7/24", "fd00:10:244::7/64"}));
+  EXPECT_EQ(std::string((*state)["ips"][0].GetString()), "10.9.0.2/24");
+  EXPECT_TRUE(call("DEL", "c1", pod, conf()).ok());
+
+  const std::string bare = add_pod("bare");
+  ASSERT_TRUE(call("ADD", "c2", bare, conf()).ok());
+  auto none = json::parse(read_text(state_path("c2")), "state");
+  ASSERT_TRUE(none.ok()) << none.error().message();
+  EXPECT_EQ((*none)["primary"]["ips"].Size(), 0u);
+  EXPECT_TRUE(call("DEL", "c2", bare, conf()).ok());
+
+  Conf off = conf();
+  off.set("primaryInterface", "\"\"");
+  ASSERT_TRUE(call("ADD", "c3", pod, off).ok());
+  auto skipped = json::parse(read_text(state_path("c3")), "state");
+  ASSERT_TRUE(skipped.ok()) << skipped.error().message();
+  EXPECT_EQ((*skipped)["primary"]["ips"].Size(), 0u);
+  EXPECT_TRUE(call("DEL", "c3", pod, off).ok());
+}
+
 TEST_F(CniPluginNetns, RuntimeConfigMacWinsOverCniArgsMacWhichWinsOverConfigMac) {
   const std::string config_mac = "02:00:00:00:00:01", args_mac = "02:00:00:00:00:02",
                     runtime_mac = "02:00:00:00:00:03";

@@ -42,6 +42,8 @@ AttachmentRecord sample_record() {
   r.mac = "02:00:00:00:00:01";
   r.mtu = 9000;
   r.ips = {"10.0.0.5/24", "fd00::5/64"};
+  r.primary_ifname = "eth0";
+  r.primary_ips = {"10.244.3.9/24"};
   r.gid_index = 3;
   r.netconf = R"({"cniVersion":"1.0.0","name":"roce","type":"fabric-cni"})";
   r.created_at = now_rfc3339();
@@ -55,6 +57,8 @@ TEST(CniState, RoundTripsEveryField) {
   EXPECT_EQ(parsed->pod_namespace, "training");
   EXPECT_EQ(parsed->pod_name, "trainer-0");
   EXPECT_EQ(parsed->ips, r.ips);
+  EXPECT_EQ(parsed->primary_ifname, "eth0");
+  EXPECT_EQ(parsed->primary_ips, r.primary_ips);
   EXPECT_EQ(parsed->gid_index, 3u);
   EXPECT_EQ(parsed->netconf, r.netconf);
   EXPECT_EQ(parsed->parent_netdev, "ens1f0");

@@ -1,4 +1,6 @@
 // Rule generation for per-pod accounting, and the pod records it starts from.
+#include <sys/socket.h>
+
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -37,7 +39,7 @@ TEST(AccountingRules, DepositBitsSpreadsAValueOverTheMask) {
   EXPECT_EQ(mark_spec(0x1000, 0x3000), "0x1000/0x3000");
 }
 
-TEST(AccountingRules, ClassifyFirstClassLastSoItWinsThenCountPerPodAndClass) {
+TEST(AccountingRules, ClassifyFirstClassLastSoItWinsThenFindThePodInOneSetLookup) {
   auto plan = plan_accounting(classes(), 0x3000, {pod("train", "worker-0", {"10.1.0.5"})});
   const std::string& v4 = plan.v4.restore;
   ASSERT_TRUE(v4.starts_with("*mangle\n")) << v4;
@@ -52,28 +54,30 @@ TEST(AccountingRules, ClassifyFirstClassLastSoItWinsThenCountPerPodAndClass) {
   EXPECT_LT(cluster, services);
   EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-DST -j MARK --set-xmark 0x0/0x3000")) << "external";
   EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-SRC -s 10.96.0.0/12 -j MARK --set-xmark 0x1000/0x3000"));
-  const std::string tx = pod_chain("train", "worker-0", 'T');
-  const std::string rx = pod_chain("train", "worker-0", 'R');
-  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-TX -s 10.1.0.5/32 -j " + tx));
-  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-RX -d 10.1.0.5/32 -j " + rx));
-  EXPECT_TRUE(has_line(v4, "-A " + tx + " -m mark --mark 0x2000/0x3000 -m nfacct --nfacct-name " +
-                               nfacct_name("train", "worker-0", "cluster", "tx")));
-  EXPECT_TRUE(has_line(v4, "-A " + rx + " -m mark --mark 0x0/0x3000 -m nfacct --nfacct-name " +
-                               nfacct_name("train", "worker-0", "external", "rx")));
+  // One rule per class and direction, whatever the number of pods: the mark picks the
+  // class's set, the set finds the pod.
+  EXPECT_TRUE(has_line(
+      v4,
+      "-A FABRIC-ACCT-TX -m mark --mark 0x2000/0x3000 -m set --match-set fabric-acct-tx4-2 src"));
+  EXPECT_TRUE(has_line(
+      v4, "-A FABRIC-ACCT-RX -m mark --mark 0x0/0x3000 -m set --match-set fabric-acct-rx4-0 dst"));
+  EXPECT_EQ(v4.find("10.1.0.5"), std::string::npos) << "no pod address in any rule";
   // The packet leaves with its destination's class: the RX chain ends by classifying again.
-  EXPECT_TRUE(v4.find("-A FABRIC-ACCT-RX -j FABRIC-ACCT-DST\n") > v4.find("-j " + rx));
+  EXPECT_TRUE(v4.find("-A FABRIC-ACCT-RX -j FABRIC-ACCT-DST\n") > v4.find("fabric-acct-rx4-2"));
   EXPECT_TRUE(
       has_line(v4, "-A FABRIC-ACCT-TX -m comment --comment \"" + plan_comment(plan.hash) + "\""));
   EXPECT_TRUE(plan.v6.restore.empty()) << "no pod has an IPv6 address";
-  EXPECT_EQ(plan.v4.rules_per_chain.at(tx), 3u);
-  EXPECT_EQ(plan.v4.rules_per_chain.at("FABRIC-ACCT-TX"), 4u)
-      << "comment, loopback, classify, a pod";
-  ASSERT_EQ(plan.counters.size(), 6u) << "3 classes x 2 directions";
-  EXPECT_EQ(plan.counters[0].second.traffic_class, "external");
-  EXPECT_EQ(plan.counters[0].second.direction, "tx");
+  EXPECT_EQ(plan.v4.rules_per_chain.at("FABRIC-ACCT-TX"), 6u)
+      << "comment, loopback, classify, three classes";
+  ASSERT_EQ(plan.sets.size(), 6u) << "3 classes x 2 directions";
+  EXPECT_EQ(plan.sets[0].name, "fabric-acct-tx4-0");
+  EXPECT_EQ(plan.sets[0].traffic_class, "external");
+  EXPECT_EQ(plan.sets[1].direction, "rx");
+  ASSERT_EQ(plan.members(AF_INET).size(), 1u);
+  EXPECT_EQ(plan.members(AF_INET)[0].text(), "10.1.0.5/32");
 }
 
-TEST(AccountingRules, EachFamilyGetsOnlyItsAddresses) {
+TEST(AccountingRules, EachFamilyGetsOnlyItsAddressesAndSets) {
   auto plan = plan_accounting(
       classes(), 0x3000,
       {pod("a", "v4only", {"10.1.0.5"}), pod("a", "dual", {"10.1.0.6", "fd00::6"})});
@@ -81,30 +85,28 @@ TEST(AccountingRules, EachFamilyGetsOnlyItsAddresses) {
   EXPECT_TRUE(has_line(plan.v6.restore,
                        "-A FABRIC-ACCT-DST -d fd00::/8 -j MARK --set-xmark 0x2000/0x3000"));
   EXPECT_EQ(plan.v6.restore.find("10.0.0.0/8"), std::string::npos);
-  EXPECT_EQ(plan.v6.restore.find(pod_chain("a", "v4only", 'T')), std::string::npos);
-  EXPECT_TRUE(has_line(plan.v6.restore,
-                       "-A FABRIC-ACCT-TX -s fd00::6/128 -j " + pod_chain("a", "dual", 'T')));
-  EXPECT_EQ(plan.counters.size(), 12u) << "objects are shared by both families";
+  EXPECT_NE(plan.v6.restore.find("fabric-acct-tx6-1 src"), std::string::npos);
+  EXPECT_EQ(plan.v6.restore.find("fabric-acct-tx4-"), std::string::npos);
+  EXPECT_EQ(plan.sets.size(), 12u) << "3 classes x 2 directions x 2 families";
+  EXPECT_EQ(plan.members(AF_INET).size(), 2u);
+  ASSERT_EQ(plan.members(AF_INET6).size(), 1u);
+  EXPECT_EQ(plan.pod_of.at(*parse_host("fd00::6")), 1u) << "the dual-stack pod";
 }
 
-TEST(AccountingRules, NamesFitTheKernelLimitsAndAreStable) {
-  const std::string object = nfacct_name("a-very-long-namespace-name",
-                                         "a-pod-name-with-many-parts-0", "parameter_plane", "rx");
-  EXPECT_LE(object.size(), 31u) << "NFACCT_NAME_MAX";
-  EXPECT_TRUE(object.starts_with(kNfacctPrefix));
-  EXPECT_EQ(nfacct_name("train", "worker-0", "cluster", "tx"), "fabric_acct_284b88bbaa8f6696")
-      << "a restart must find the objects of the same pod";
-  EXPECT_LE(pod_chain("ns", "pod", 'T').size(), 28u) << "xtables chain names";
-  EXPECT_NE(pod_chain("ns", "pod-1", 'T'), pod_chain("ns", "pod-2", 'T'));
-  EXPECT_NE(nfacct_name("ns", "p", "cluster", "tx"), nfacct_name("ns", "p", "cluster", "rx"));
+TEST(AccountingRules, SetNamesFitTheKernelLimit) {
+  EXPECT_EQ(ipset_name("tx", AF_INET6, 15), "fabric-acct-tx6-15");
+  EXPECT_LE(ipset_name("rx", AF_INET6, 255).size(), 31u) << "IPSET_MAXNAMELEN";
 }
 
-TEST(AccountingRules, TheHashFollowsTheRulesOnly) {
+TEST(AccountingRules, TheRulesAndTheirHashDoNotDependOnThePods) {
   auto a = plan_accounting(classes(), 0x3000, {pod("ns", "p", {"10.1.0.5"})});
-  auto b = plan_accounting(classes(), 0x3000, {pod("ns", "p", {"10.1.0.5"})});
-  EXPECT_EQ(a.hash, b.hash);
-  EXPECT_NE(a.hash, plan_accounting(classes(), 0x3000, {pod("ns", "p", {"10.1.0.6"})}).hash);
+  auto b = plan_accounting(classes(), 0x3000,
+                           {pod("ns", "p", {"10.1.0.6"}), pod("ns", "q", {"10.1.0.7"})});
+  EXPECT_EQ(a.hash, b.hash) << "pods come and go as set elements, not as rules";
+  EXPECT_EQ(a.v4.restore, b.v4.restore);
   EXPECT_NE(a.hash, plan_accounting(classes(), 0xc00000, {pod("ns", "p", {"10.1.0.5"})}).hash);
+  EXPECT_NE(a.hash, plan_accounting(classes(), 0x3000, {pod("ns", "p", {"fd00::5"})}).hash)
+      << "another family";
   EXPECT_TRUE(plan_accounting(classes(), 0x3000, {}).v4.restore.empty()) << "no pods, no rules";
 }
 
@@ -127,30 +129,35 @@ protected:
   void write(const std::string& path, const std::string& text) {
     ASSERT_TRUE(write_file_atomic(dir_ + "/" + path, text).ok());
   }
+  // A fabric-cni record whose RoCE interface has 10.200.0.9/16 and whose eth0 has
+  // `primary_ip` ("" for a record written before primary addresses were recorded).
   static std::string cni_record(const std::string& ns, const std::string& name,
-                                const std::string& ip,
+                                const std::string& primary_ip,
                                 const std::string& netns = "/var/run/netns/x") {
+    const std::string primary =
+        primary_ip.empty() ? "" : R"(,"primary":{"ifname":"eth0","ips":[")" + primary_ip + R"("]})";
     return R"({"schema_version":1,"network":"roce","container_id":"c","ifname":"net1","netns":")" +
            netns + R"(","pod":{"namespace":")" + ns + R"(","name":")" + name +
-           R"(","uid":"u"},"mode":"shared","cni_version":"1.0.0","parent":{"netdev":"v","rdma_device":"","rdma_port":1,"pci_address":""},"mac":"02:00:00:00:00:01","mtu":1500,"ips":[")" +
-           ip + R"("],"netconf":"{}"})";
+           R"(","uid":"u"},"mode":"shared","cni_version":"1.0.0","parent":{"netdev":"v","rdma_device":"","rdma_port":1,"pci_address":""},"mac":"02:00:00:00:00:01","mtu":1500,"ips":["10.200.0.9/16"])" +
+           primary + R"(,"netconf":"{}"})";
   }
   std::string dir_;
 };
 
-TEST_F(PodRecordsTest, MergesCniAttachmentsAndPodRecordsByPod) {
+TEST_F(PodRecordsTest, MergesCniAttachmentsAndPodRecordsByPodOnTheirPrimaryAddresses) {
   write("state/networks/roce/c1:net1.json", cni_record("train", "w0", "10.10.0.5/16"));
   write("state/networks/other/c1:net2.json", cni_record("train", "w0", "10.20.0.5/24"));
   write("state/networks/roce/c2:net1.json", cni_record("train", "w1", "10.10.0.6/16"));
+  write("state/networks/roce/c4:net1.json", cni_record("train", "old", ""));
   write("state/networks/roce/c3:net1.json.tmp", "half");
   write("pods/w0.json",
         R"({"schema_version":1,"pod":{"namespace":"train","name":"w0"},"ips":["172.16.0.5"]})");
   write("pods/broken.json", R"({"schema_version":1,"pod":{"namespace":"x"}})");
   auto records = read_pod_records(dir_ + "/state", dir_ + "/pods");
   ASSERT_TRUE(records.ok()) << records.error().message();
-  ASSERT_EQ(records->pods.size(), 2u);
+  ASSERT_EQ(records->pods.size(), 2u) << "a record without primary addresses counts no pod";
   EXPECT_EQ(records->pods[0].pod_name, "w0");
-  ASSERT_EQ(records->pods[0].addresses.size(), 3u);
+  ASSERT_EQ(records->pods[0].addresses.size(), 3u) << "never the RoCE interface's 10.200.0.9";
   EXPECT_EQ(records->pods[0].addresses[0].text(), "10.10.0.5/32") << "the host, not the subnet";
   EXPECT_EQ(records->pods[1].pod_name, "w1");
   ASSERT_EQ(records->skipped.size(), 1u);
@@ -214,6 +221,25 @@ COMMIT
   EXPECT_EQ(t.our_rules, std::vector<std::string>{"-A FABRIC-ACCT-TX -j FABRIC-ACCT-DST"});
   ASSERT_EQ(t.jump_rules.size(), 1u);
   EXPECT_EQ(t.other_rules, std::vector<std::string>{"-A PREROUTING -j KUBE-MARK"});
+}
+
+// A jump is misplaced behind a rule that may end the walk of its chain (an accept, or a
+// jump into a chain that may accept, as Calico's), not behind one that only marks.
+TEST(SavedTable, FindsJumpsBehindARuleThatMayAcceptFirst) {
+  const std::string jump_tx =
+      R"(-A PREROUTING -m comment --comment "fabric-exporter per-pod accounting" -j FABRIC-ACCT-TX)";
+  const std::string jump_rx =
+      R"(-A POSTROUTING -m comment --comment "fabric-exporter per-pod accounting" -j FABRIC-ACCT-RX)";
+  auto t = parse_saved_table("*mangle\n"
+                             "-A PREROUTING -m comment --comment \"cali:6gwbT8clXdHdC1b1\" -j "
+                             "cali-PREROUTING\n" +
+                                 jump_tx +
+                                 "\n"
+                                 "-A POSTROUTING -j MARK --set-xmark 0x100/0x100\n" +
+                                 jump_rx + "\nCOMMIT\n",
+                             "mangle");
+  EXPECT_EQ(t.jump_rules.size(), 2u);
+  EXPECT_EQ(t.misplaced_jumps, std::vector<std::string>{jump_tx});
 }
 
 } // namespace
