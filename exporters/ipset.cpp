@@ -158,47 +158,26 @@ int on_ipset_dump_message(const nlmsghdr* message, void* data) {
 } // namespace
 
 Result<IpsetSocket> IpsetSocket::open() {
-  mnl_socket* socket = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-  if (socket == nullptr) return ipset_error(errno, "socket(NETLINK_NETFILTER)", "ip_set");
-  IpsetSocket out(socket);
-  if (mnl_socket_bind(socket, 0, MNL_SOCKET_AUTOPID) < 0)
-    return ipset_error(errno, "bind(NETLINK_NETFILTER)", "ip_set");
-  out.port_id_ = mnl_socket_get_portid(socket);
-  out.sequence_ = static_cast<uint32_t>(std::time(nullptr));
-  return out;
-}
-
-IpsetSocket::IpsetSocket(IpsetSocket&& other) noexcept
-    : socket_(std::exchange(other.socket_, nullptr)), port_id_(other.port_id_),
-      sequence_(other.sequence_) {}
-
-IpsetSocket& IpsetSocket::operator=(IpsetSocket&& other) noexcept {
-  if (this != &other) {
-    if (socket_ != nullptr) mnl_socket_close(socket_);
-    socket_ = std::exchange(other.socket_, nullptr);
-    port_id_ = other.port_id_;
-    sequence_ = other.sequence_;
-  }
-  return *this;
-}
-
-IpsetSocket::~IpsetSocket() {
-  if (socket_ != nullptr) mnl_socket_close(socket_);
+  FABRIC_ASSIGN_OR_RETURN(NetfilterSocket socket,
+                          NetfilterSocket::open([](int err, const std::string& operation) {
+                            return ipset_error(err, operation, "ip_set");
+                          }));
+  return IpsetSocket(std::move(socket));
 }
 
 Result<void> IpsetSocket::acknowledged(char* buffer, uint32_t sequence, const std::string& what) {
   auto* message = reinterpret_cast<nlmsghdr*>(buffer);
-  if (mnl_socket_sendto(socket_, message, message->nlmsg_len) < 0)
+  if (mnl_socket_sendto(nl_.get(), message, message->nlmsg_len) < 0)
     return ipset_error(errno, what, "send");
   std::vector<char> reply(MNL_SOCKET_BUFFER_SIZE);
   while (true) {
-    const ssize_t n = mnl_socket_recvfrom(socket_, reply.data(), reply.size());
+    const ssize_t n = mnl_socket_recvfrom(nl_.get(), reply.data(), reply.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return ipset_error(errno, what, "receive");
     }
-    const int rc =
-        mnl_cb_run(reply.data(), static_cast<std::size_t>(n), sequence, port_id_, nullptr, nullptr);
+    const int rc = mnl_cb_run(reply.data(), static_cast<std::size_t>(n), sequence, nl_.port_id(),
+                              nullptr, nullptr);
     if (rc >= 0) return Ok();
     return ipset_error(errno, what, "");
   }
@@ -210,7 +189,7 @@ Result<void> IpsetSocket::create(const std::string& name, int family) {
                  "set name '" + name + "' must be 1-31 characters");
   }
   std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
-  const uint32_t sequence = ++sequence_;
+  const uint32_t sequence = nl_.next_sequence();
   // No NLM_F_EXCL: a set that exists with the same parameters is success.
   nlmsghdr* message = start_ipset_request(buffer.data(), IPSET_CMD_CREATE, NLM_F_ACK, sequence);
   mnl_attr_put_strz(message, IPSET_ATTR_SETNAME, name.c_str());
@@ -227,7 +206,7 @@ Result<void> IpsetSocket::change(uint8_t command, const std::string& name,
                                  const std::vector<Cidr>& hosts, const char* what) {
   for (std::size_t first = 0; first < hosts.size(); first += kIpsetElementsPerMessage) {
     std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
-    const uint32_t sequence = ++sequence_;
+    const uint32_t sequence = nl_.next_sequence();
     // No NLM_F_EXCL: an element already there (ADD) or already gone (DEL) is success, and
     // an ADD of an existing element leaves its counters alone.
     nlmsghdr* message = start_ipset_request(buffer.data(), command, NLM_F_ACK, sequence);
@@ -258,7 +237,7 @@ Result<void> IpsetSocket::remove(const std::string& name, const std::vector<Cidr
 
 Result<void> IpsetSocket::destroy(const std::string& name) {
   std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
-  const uint32_t sequence = ++sequence_;
+  const uint32_t sequence = nl_.next_sequence();
   nlmsghdr* message = start_ipset_request(buffer.data(), IPSET_CMD_DESTROY, NLM_F_ACK, sequence);
   mnl_attr_put_strz(message, IPSET_ATTR_SETNAME, name.c_str());
   auto destroyed = acknowledged(buffer.data(), sequence, "ipset destroy " + name);
@@ -292,24 +271,25 @@ Result<void> run_ipset_dump(mnl_socket* socket, uint32_t port_id, char* request,
 
 Result<std::vector<std::string>> IpsetSocket::names(std::string_view prefix) {
   std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
-  const uint32_t sequence = ++sequence_;
+  const uint32_t sequence = nl_.next_sequence();
   nlmsghdr* message = start_ipset_request(buffer.data(), IPSET_CMD_LIST, NLM_F_DUMP, sequence);
   ipset_put_u32(message, IPSET_ATTR_FLAGS, IPSET_FLAG_LIST_SETNAME);
   std::vector<std::string> out;
   IpsetDumpContext context{prefix, &out, nullptr};
-  FABRIC_TRY(run_ipset_dump(socket_, port_id_, buffer.data(), sequence, context, "ipset list"));
+  FABRIC_TRY(
+      run_ipset_dump(nl_.get(), nl_.port_id(), buffer.data(), sequence, context, "ipset list"));
   return out;
 }
 
 Result<std::vector<IpsetElement>> IpsetSocket::list(const std::string& name) {
   std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
-  const uint32_t sequence = ++sequence_;
+  const uint32_t sequence = nl_.next_sequence();
   nlmsghdr* message = start_ipset_request(buffer.data(), IPSET_CMD_LIST, NLM_F_DUMP, sequence);
   mnl_attr_put_strz(message, IPSET_ATTR_SETNAME, name.c_str());
   std::vector<IpsetElement> out;
   IpsetDumpContext context{{}, nullptr, &out};
-  FABRIC_TRY(
-      run_ipset_dump(socket_, port_id_, buffer.data(), sequence, context, "ipset list " + name));
+  FABRIC_TRY(run_ipset_dump(nl_.get(), nl_.port_id(), buffer.data(), sequence, context,
+                            "ipset list " + name));
   return out;
 }
 

@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
 #include "exporters/cidr.h"
-
-struct mnl_socket;
+#include "exporters/netfilter_socket.h"
 
 namespace fabric::exporters {
 
@@ -33,9 +33,6 @@ class IpsetSocket {
 public:
   // kPermission without CAP_NET_ADMIN; kUnsupported when the kernel has no ip_set.
   static Result<IpsetSocket> open();
-  IpsetSocket(IpsetSocket&& other) noexcept;
-  IpsetSocket& operator=(IpsetSocket&& other) noexcept;
-  ~IpsetSocket();
 
   // Makes a `hash:ip` set with counters for `family` (AF_INET, AF_INET6); one of that name,
   // type and family that exists already is kept as it is, elements and counts included.
@@ -52,15 +49,13 @@ public:
   Result<void> destroy(const std::string& name);
 
 private:
-  explicit IpsetSocket(mnl_socket* socket) : socket_(socket) {}
+  explicit IpsetSocket(NetfilterSocket socket) : nl_(std::move(socket)) {}
   Result<void> change(uint8_t command, const std::string& name, const std::vector<Cidr>& hosts,
                       const char* what);
   // Sends a built request and waits for its acknowledgement.
   Result<void> acknowledged(char* buffer, uint32_t sequence, const std::string& what);
 
-  mnl_socket* socket_ = nullptr;
-  uint32_t port_id_ = 0;
-  uint32_t sequence_ = 0;
+  NetfilterSocket nl_;
 };
 
 } // namespace fabric::exporters

@@ -48,50 +48,29 @@ int on_object(const nlmsghdr* message, void* data) {
 } // namespace
 
 Result<NfacctSocket> NfacctSocket::open() {
-  mnl_socket* socket = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-  if (socket == nullptr) return from_errno(errno, "socket(NETLINK_NETFILTER)");
-  NfacctSocket out(socket);
-  if (mnl_socket_bind(socket, 0, MNL_SOCKET_AUTOPID) < 0)
-    return from_errno(errno, "bind(NETLINK_NETFILTER)");
-  out.port_id_ = mnl_socket_get_portid(socket);
-  out.sequence_ = static_cast<uint32_t>(std::time(nullptr));
-  return out;
-}
-
-NfacctSocket::NfacctSocket(NfacctSocket&& other) noexcept
-    : socket_(std::exchange(other.socket_, nullptr)), port_id_(other.port_id_),
-      sequence_(other.sequence_) {}
-
-NfacctSocket& NfacctSocket::operator=(NfacctSocket&& other) noexcept {
-  if (this != &other) {
-    if (socket_ != nullptr) mnl_socket_close(socket_);
-    socket_ = std::exchange(other.socket_, nullptr);
-    port_id_ = other.port_id_;
-    sequence_ = other.sequence_;
-  }
-  return *this;
-}
-
-NfacctSocket::~NfacctSocket() {
-  if (socket_ != nullptr) mnl_socket_close(socket_);
+  FABRIC_ASSIGN_OR_RETURN(NetfilterSocket socket,
+                          NetfilterSocket::open([](int err, const std::string& operation) {
+                            return from_errno(err, operation);
+                          }));
+  return NfacctSocket(std::move(socket));
 }
 
 Result<std::vector<NfacctCounter>> NfacctSocket::dump(std::string_view prefix) {
   std::vector<char> buffer(kReceiveBuffer);
-  const uint32_t sequence = ++sequence_;
+  const uint32_t sequence = nl_.next_sequence();
   nlmsghdr* message =
       nfacct_nlmsg_build_hdr(buffer.data(), NFNL_MSG_ACCT_GET, NLM_F_DUMP, sequence);
-  if (mnl_socket_sendto(socket_, message, message->nlmsg_len) < 0)
+  if (mnl_socket_sendto(nl_.get(), message, message->nlmsg_len) < 0)
     return from_errno(errno, "nfacct dump: send");
   std::vector<NfacctCounter> out;
   DumpContext context{prefix, &out};
   while (true) {
-    const ssize_t n = mnl_socket_recvfrom(socket_, buffer.data(), buffer.size());
+    const ssize_t n = mnl_socket_recvfrom(nl_.get(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return from_errno(errno, "nfacct dump: receive");
     }
-    const int rc = mnl_cb_run(buffer.data(), static_cast<std::size_t>(n), sequence, port_id_,
+    const int rc = mnl_cb_run(buffer.data(), static_cast<std::size_t>(n), sequence, nl_.port_id(),
                               on_object, &context);
     if (rc == MNL_CB_STOP) break; // NLMSG_DONE
     if (rc < 0) {
@@ -115,22 +94,22 @@ Result<void> NfacctSocket::request(uint8_t command, uint16_t flags, const std::s
                  "nfacct name '" + name + "' must be 1-31 characters");
   }
   std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
-  const uint32_t sequence = ++sequence_;
+  const uint32_t sequence = nl_.next_sequence();
   nlmsghdr* message = nfacct_nlmsg_build_hdr(buffer.data(), command,
                                              static_cast<uint16_t>(flags | NLM_F_ACK), sequence);
   NfacctPtr object(nfacct_alloc());
   if (!object) return Error(ErrorCode::kSystem, what, "out of memory");
   nfacct_attr_set_str(object.get(), NFACCT_ATTR_NAME, name.c_str());
   nfacct_nlmsg_build_payload(message, object.get());
-  if (mnl_socket_sendto(socket_, message, message->nlmsg_len) < 0)
+  if (mnl_socket_sendto(nl_.get(), message, message->nlmsg_len) < 0)
     return from_errno(errno, what, name);
   while (true) {
-    const ssize_t n = mnl_socket_recvfrom(socket_, buffer.data(), buffer.size());
+    const ssize_t n = mnl_socket_recvfrom(nl_.get(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return from_errno(errno, what, name);
     }
-    const int rc = mnl_cb_run(buffer.data(), static_cast<std::size_t>(n), sequence, port_id_,
+    const int rc = mnl_cb_run(buffer.data(), static_cast<std::size_t>(n), sequence, nl_.port_id(),
                               nullptr, nullptr);
     if (rc >= 0) return Ok(); // the ACK
     return from_errno(errno, what, name);

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
-
-struct mnl_socket;
+#include "exporters/netfilter_socket.h"
 
 namespace fabric::exporters {
 
@@ -28,9 +28,6 @@ class NfacctSocket {
 public:
   // kPermission without CAP_NET_ADMIN; kUnsupported when the kernel has no nfnetlink_acct.
   static Result<NfacctSocket> open();
-  NfacctSocket(NfacctSocket&& other) noexcept;
-  NfacctSocket& operator=(NfacctSocket&& other) noexcept;
-  ~NfacctSocket();
 
   // Every object whose name starts with `prefix`, in one dump.
   Result<std::vector<NfacctCounter>> dump(std::string_view prefix = "");
@@ -40,12 +37,10 @@ public:
   Result<void> remove(const std::string& name);
 
 private:
-  explicit NfacctSocket(mnl_socket* socket) : socket_(socket) {}
+  explicit NfacctSocket(NetfilterSocket socket) : nl_(std::move(socket)) {}
   Result<void> request(uint8_t command, uint16_t flags, const std::string& name, const char* what);
 
-  mnl_socket* socket_ = nullptr;
-  uint32_t port_id_ = 0;
-  uint32_t sequence_ = 0;
+  NetfilterSocket nl_;
 };
 
 } // namespace fabric::exporters
