@@ -6,6 +6,8 @@
 // after ncclCommAbort the communicator is never touched again (abort_request.h).
 #include "nccltest/engine_nccl.h"
 
+#include <array>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -15,6 +17,7 @@
 
 #include "nccltest/abort_request.h"
 #include "nccltest/check_kernels.h"
+#include "nccltest/check_values.h"
 #include "nccltest/nccl_api.h"
 
 namespace fabric::nccltest::nccl {
@@ -83,6 +86,14 @@ public:
     if (timing.graph_launches > 0) FABRIC_TRY(capture(call, timing));
     FABRIC_TRY(barrier());
     const long ops = static_cast<long>(timing.iters) * timing.agg_iters;
+    const double launches = timing.graph_launches > 0 ? timing.graph_launches : 1;
+    // -C: the host's time to issue the operations (nccl-tests' cputime), before the wait.
+    double host_seconds = 0;
+    if (timing.blocking == 3 && timing.graph_launches == 0) {
+      FABRIC_ASSIGN_OR_RETURN(double seconds, iteration_seconds(call, timing, host_seconds));
+      return (timing.report_cputime ? host_seconds : seconds) / static_cast<double>(ops);
+    }
+    const auto host_start = std::chrono::steady_clock::now();
     if (timing.graph_launches > 0) {
       FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
       for (int l = 0; l < timing.graph_launches; ++l) {
@@ -92,11 +103,15 @@ public:
       FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
       FABRIC_TRY(iterations(call, timing));
     }
+    host_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
     FABRIC_TRY(check(api_, api_.event_record(stop_, stream_), "cudaEventRecord"));
     FABRIC_TRY(wait());
+    if (timing.report_cputime) {
+      return host_seconds / (static_cast<double>(ops) * launches);
+    }
     float ms = 0;
     FABRIC_TRY(check(api_, api_.event_elapsed_time(&ms, start_, stop_), "cudaEventElapsedTime"));
-    const double launches = timing.graph_launches > 0 ? timing.graph_launches : 1;
     return static_cast<double>(ms) / 1e3 / (static_cast<double>(ops) * launches);
   }
 
@@ -222,6 +237,7 @@ private:
       base = recv + (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
       size = call.counts.recv * elt;
     }
+    base += call.unalign * elt;
     if (offset > size || length > size - offset) {
       return Error(ErrorCode::kInvalidArgument, "copying a check's data",
                    "beyond the collective's buffer");
@@ -229,16 +245,38 @@ private:
     return base + offset;
   }
 
-  // One operation of `call` on the stream, not waited for.
-  Result<void> launch(const CollectiveCall& call) {
+  // One operation of `call` on the stream, not waited for. mulsum's operation is made for
+  // the call and destroyed after it, as nccl-tests' startColl does.
+  // `shift`: where this operation starts in the buffers (rotation_offset).
+  Result<void> launch(const CollectiveCall& call, std::size_t shift = 0) {
     FABRIC_TRY(usable());
     const ncclDataType_t type = nccl_type(call.type);
-    const ncclRedOp_t op = nccl_op(call.op);
+    if (call.op == ReduceOp::kMulSum && uses_op(call.collective)) {
+      if (api_.red_op_create_pre_mul_sum == nullptr || api_.red_op_destroy == nullptr) {
+        return Error(ErrorCode::kUnsupported, "-o mulsum",
+                     "needs ncclRedOpCreatePreMulSum, which this NCCL lacks (NCCL 2.11 added it)");
+      }
+      std::array<std::byte, 8> scalar =
+          stored_bytes(call.type, static_cast<double>(check_math::premul_scalar(rank_)));
+      ncclRedOp_t op{};
+      FABRIC_TRY(check(
+          api_,
+          api_.red_op_create_pre_mul_sum(&op, scalar.data(), type, ncclScalarHostImmediate, comm_),
+          "ncclRedOpCreatePreMulSum", comm_));
+      Result<void> launched = launch_with(call, shift, type, op);
+      FABRIC_TRY(check(api_, api_.red_op_destroy(op, comm_), "ncclRedOpDestroy", comm_));
+      return launched;
+    }
+    return launch_with(call, shift, type, nccl_op(call.op));
+  }
+
+  Result<void> launch_with(const CollectiveCall& call, std::size_t shift, ncclDataType_t type,
+                           ncclRedOp_t op) {
     const std::size_t elt = data_type_size(call.type);
     const std::size_t count = call.counts.param;
-    char* recv = static_cast<char*>(recv_);
+    char* recv = static_cast<char*>(recv_) + shift + call.unalign * elt;
     const char* send = call.in_place ? recv + call.counts.send_inplace * rank_ * elt
-                                     : static_cast<const char*>(send_);
+                                     : static_cast<const char*>(send_) + shift + call.unalign * elt;
     char* out = recv + (call.in_place ? call.counts.recv_inplace * rank_ * elt : 0);
     ncclResult_t rc = ncclSuccess;
     switch (call.collective) {
@@ -282,26 +320,50 @@ private:
     return check(api_, rc, "launching the collective", comm_);
   }
 
-  // The timed operations, aggregated per iteration as nccl-tests' -m does. Blocking (-z 1),
-  // each operation is waited for and followed by a barrier, as nccl-tests' startColl does;
-  // no group then (a wait inside one would wait for nothing, the group not yet launched).
-  Result<void> iterations(const CollectiveCall& call, const TimingOptions& timing) {
-    for (int i = 0; i < timing.iters; ++i) {
-      if (timing.blocking) {
+  // The timed operations, aggregated per iteration as nccl-tests' -m does, each at its
+  // rotation offset. Blocking (-z 1 and 2), each operation is waited for (and, -z 1,
+  // followed by a barrier), as nccl-tests' startColl does; no group then (a wait inside one
+  // would wait for nothing, the group not yet launched). -z 3 is timed_run's.
+  Result<void> iterations(const CollectiveCall& call, const TimingOptions& timing, int first = 0,
+                          int count = -1) {
+    const int end = count < 0 ? timing.iters : first + count;
+    for (int i = first; i < end; ++i) {
+      const long op0 = static_cast<long>(i) * timing.agg_iters;
+      if (timing.blocking == 1 || timing.blocking == 2) {
         for (int a = 0; a < timing.agg_iters; ++a) {
-          FABRIC_TRY(launch(call));
+          FABRIC_TRY(launch(call, rotation_offset(call, timing.rotate_bytes, op0 + a)));
           FABRIC_TRY(wait());
-          FABRIC_TRY(barrier());
+          if (timing.blocking == 1) FABRIC_TRY(barrier());
         }
         continue;
       }
       if (timing.agg_iters > 1)
         FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart", comm_));
       for (int a = 0; a < timing.agg_iters; ++a)
-        FABRIC_TRY(launch(call));
+        FABRIC_TRY(launch(call, rotation_offset(call, timing.rotate_bytes, op0 + a)));
       if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd", comm_));
     }
     return Ok();
+  }
+
+  // -z 3: each iteration timed on its own and waited for, then a barrier outside the time.
+  Result<double> iteration_seconds(const CollectiveCall& call, const TimingOptions& timing,
+                                   double& host_seconds) {
+    double seconds = 0;
+    for (int i = 0; i < timing.iters; ++i) {
+      const auto host_start = std::chrono::steady_clock::now();
+      FABRIC_TRY(check(api_, api_.event_record(start_, stream_), "cudaEventRecord"));
+      FABRIC_TRY(iterations(call, timing, i, 1));
+      FABRIC_TRY(check(api_, api_.event_record(stop_, stream_), "cudaEventRecord"));
+      FABRIC_TRY(wait());
+      host_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+      float ms = 0;
+      FABRIC_TRY(check(api_, api_.event_elapsed_time(&ms, start_, stop_), "cudaEventElapsedTime"));
+      seconds += static_cast<double>(ms) / 1e3;
+      FABRIC_TRY(barrier());
+    }
+    return seconds;
   }
 
   Result<void> capture(const CollectiveCall& call, const TimingOptions& timing) {
@@ -312,7 +374,7 @@ private:
     FABRIC_TRY(check(api_, api_.stream_begin_capture(stream_, cudaStreamCaptureModeThreadLocal),
                      "cudaStreamBeginCapture"));
     TimingOptions captured = timing;
-    captured.blocking = false;
+    captured.blocking = 0;
     Result<void> launched = iterations(call, captured);
     cudaGraph_t graph = nullptr;
     FABRIC_TRY(check(api_, api_.stream_end_capture(stream_, &graph), "cudaStreamEndCapture"));

@@ -46,6 +46,9 @@ struct Session {
   std::atomic<bool> nccl_warnings_relayed{false};
   int nccl_library = 0;
   std::string memory_note; // "Reducing maxBytes to ..." when the sizes were cut to fit
+  // NCCL_TESTS_SPLIT(_MASK): this rank's group, whose communicator runs the collective.
+  std::optional<int> split;
+  std::string split_note;
 
   ~Session();
   int rank() const { return group ? group->rank() : launch.rank; }

@@ -31,6 +31,11 @@ struct FakeState {
   std::vector<Call> calls;
   std::atomic<bool> stream_busy{true}; // the collective never completes by itself
   std::atomic<int> async_queries{0};
+  int rank = 0;
+  std::vector<std::vector<unsigned char>> premul_scalars; // as NCCL read them, per call
+  std::vector<ncclDataType_t> premul_types;
+  std::vector<std::ptrdiff_t> send_offsets; // each all-reduce's send buffer, from the start
+  const char* memory = nullptr;
   void record(const char* name) {
     std::lock_guard lock(mutex);
     calls.push_back({name, std::this_thread::get_id()});
@@ -46,7 +51,7 @@ ncclComm_t fake_comm() {
 Api fake_api() {
   Api a;
   a.comm_user_rank = [](const ncclComm_t, int* r) {
-    *r = 0;
+    *r = g_fake->rank;
     return ncclSuccess;
   };
   a.comm_count = [](const ncclComm_t, int* n) {
@@ -68,9 +73,26 @@ Api fake_api() {
     return ncclSuccess;
   };
   // The engine's barrier is a one-element int32 all-reduce; the tests' calls are floats.
-  a.all_reduce = [](const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t, ncclComm_t,
-                    cudaStream_t) {
+  a.all_reduce = [](const void* send, void*, size_t count, ncclDataType_t type, ncclRedOp_t,
+                    ncclComm_t, cudaStream_t) {
     g_fake->record(count == 1 && type == ncclInt32 ? "barrier" : "ncclAllReduce");
+    if (!(count == 1 && type == ncclInt32))
+      g_fake->send_offsets.push_back(static_cast<const char*>(send) - g_fake->memory);
+    return ncclSuccess;
+  };
+  a.red_op_create_pre_mul_sum = [](ncclRedOp_t* op, void* scalar, ncclDataType_t type,
+                                   ncclScalarResidence_t residence, ncclComm_t) {
+    g_fake->record("ncclRedOpCreatePreMulSum");
+    if (residence != ncclScalarHostImmediate) return ncclInvalidArgument;
+    const auto* bytes = static_cast<const unsigned char*>(scalar);
+    const std::size_t size = type == ncclFloat16 ? 2 : type == ncclUint8 ? 1 : 4;
+    g_fake->premul_scalars.emplace_back(bytes, bytes + size);
+    g_fake->premul_types.push_back(type);
+    *op = static_cast<ncclRedOp_t>(ncclNumOps + 1);
+    return ncclSuccess;
+  };
+  a.red_op_destroy = [](ncclRedOp_t op, ncclComm_t) {
+    g_fake->record(op == ncclNumOps + 1 ? "ncclRedOpDestroy" : "ncclRedOpDestroy(unknown op)");
     return ncclSuccess;
   };
   a.group_start = [] {
@@ -125,8 +147,9 @@ Api fake_api() {
     return cudaSuccess;
   };
   a.event_destroy = [](cudaEvent_t) { return cudaSuccess; };
-  static char memory[64];
   a.malloc = [](void** p, size_t) {
+    static char memory[4096];
+    g_fake->memory = memory;
     *p = memory;
     return cudaSuccess;
   };
@@ -223,6 +246,46 @@ TEST_F(NcclEngine, WithoutBlockingEachIterationIsOneGroupAndNothingWaits) {
   EXPECT_EQ(timed_run_calls(timing), expected);
 }
 
+TEST_F(NcclEngine, ZTwoWaitsWithoutBarrierAndZThreeBarriersPerIterationOutsideTheTime) {
+  TimingOptions timing;
+  timing.iters = 2;
+  timing.agg_iters = 2;
+  timing.blocking = 2;
+  Calls expected = {"ncclAllReduce", "wait", "barrier", "wait", "cudaEventRecord"};
+  for (int op = 0; op < 4; ++op)
+    expected.insert(expected.end(), {"ncclAllReduce", "wait"});
+  expected.insert(expected.end(), {"cudaEventRecord", "wait"});
+  EXPECT_EQ(timed_run_calls(timing), expected);
+  timing.blocking = 3;
+  expected = {"ncclAllReduce", "wait", "barrier", "wait"};
+  for (int i = 0; i < 2; ++i) {
+    expected.insert(expected.end(),
+                    {"cudaEventRecord", "ncclGroupStart", "ncclAllReduce", "ncclAllReduce",
+                     "ncclGroupEnd", "cudaEventRecord", "wait", "barrier", "wait"});
+  }
+  EXPECT_EQ(timed_run_calls(timing), expected);
+}
+
+// As nccl-tests' startColl: operation i starts at slot i % (max bytes / message bytes), and
+// -u moves every buffer by that many elements.
+TEST_F(NcclEngine, OperationsRotateThroughTheBufferAndUnalignShiftsThem) {
+  auto engine = make_nccl_engine(api_, fake_comm(), 0);
+  ASSERT_TRUE(engine.ok());
+  ASSERT_TRUE((*engine)->allocate(64, 64).ok());
+  fake_.stream_busy = false;
+  CollectiveCall call = one_all_reduce(); // 16 bytes
+  call.unalign = 1;
+  TimingOptions timing;
+  timing.iters = 5;
+  timing.rotate_bytes = 48; // three slots
+  fake_.send_offsets.clear();
+  ASSERT_TRUE((*engine)->timed_run(call, timing).ok());
+  EXPECT_EQ(fake_.send_offsets, (std::vector<std::ptrdiff_t>{4, 4, 20, 36, 4, 20}));
+  EXPECT_EQ(rotation_offset(call, 48, 7), 16u);
+  EXPECT_EQ(rotation_offset(call, 16, 7), 0u);
+  EXPECT_EQ(rotation_offset(call, 31, 7), 0u);
+}
+
 TEST_F(NcclEngine, WithoutNcclCommSplitOnlyASplitRefusesNamingTheVersionNeeded) {
   api_.comm_split = nullptr; // NCCL 2.17
   auto engine = make_nccl_engine(api_, fake_comm(), 0);
@@ -238,6 +301,57 @@ TEST_F(NcclEngine, WithoutNcclCommSplitOnlyASplitRefusesNamingTheVersionNeeded) 
       << pair.error().message();
 }
 
+// mulsum as nccl-tests runs it: an operation made for each call with the rank's scalar, in
+// the data's type, from host memory, and destroyed after the call.
+TEST_F(NcclEngine, MulsumMakesAPreMulSumOperationPerCallWithTheRanksScalar) {
+  fake_.rank = 1;
+  auto engine = make_nccl_engine(api_, fake_comm(), 0);
+  ASSERT_TRUE(engine.ok());
+  fake_.stream_busy = false;
+  CollectiveCall call;
+  call.op = ReduceOp::kMulSum;
+  call.type = DataType::kUint8;
+  call.counts = collective_counts(Collective::kAllReduce, 16, 1, 2);
+  {
+    std::lock_guard lock(fake_.mutex);
+    fake_.calls.clear();
+  }
+  ASSERT_TRUE((*engine)->run_once(call).ok());
+  EXPECT_EQ(names(),
+            (Calls{"ncclRedOpCreatePreMulSum", "ncclAllReduce", "ncclRedOpDestroy", "wait"}));
+  ASSERT_EQ(fake_.premul_scalars.size(), 1u);
+  EXPECT_EQ(fake_.premul_types[0], ncclUint8);
+  EXPECT_EQ(fake_.premul_scalars[0], (std::vector<unsigned char>{2})); // rank 1 scales by 2
+  call.type = DataType::kHalf;
+  call.counts = collective_counts(Collective::kAllReduce, 16, 2, 2);
+  ASSERT_TRUE((*engine)->run_once(call).ok());
+  EXPECT_EQ(fake_.premul_scalars[1], (std::vector<unsigned char>{0x00, 0x40})); // 2.0 as half
+  // Collectives without an operation make none.
+  call.collective = Collective::kAllGather;
+  api_.all_gather = [](const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) {
+    g_fake->record("ncclAllGather");
+    return ncclSuccess;
+  };
+  auto gather_engine = make_nccl_engine(api_, fake_comm(), 0);
+  ASSERT_TRUE(gather_engine.ok());
+  ASSERT_TRUE((*gather_engine)->run_once(call).ok());
+  EXPECT_EQ(fake_.premul_scalars.size(), 2u);
+}
+
+TEST_F(NcclEngine, WithoutPreMulSumOnlyMulsumRefusesNamingTheCall) {
+  api_.red_op_create_pre_mul_sum = nullptr;
+  auto engine = make_nccl_engine(api_, fake_comm(), 0);
+  ASSERT_TRUE(engine.ok());
+  fake_.stream_busy = false;
+  EXPECT_TRUE((*engine)->run_once(one_all_reduce()).ok());
+  CollectiveCall call = one_all_reduce();
+  call.op = ReduceOp::kMulSum;
+  auto refused = (*engine)->run_once(call);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(refused.error().message().find("needs ncclRedOpCreatePreMulSum"), std::string::npos);
+}
+
 TEST(NcclApi, OptionalEntryPointsMayBeMissingRequiredOnesMayNot) {
   // A library table: every name resolves to a distinct address, except those removed.
   static char address;
@@ -249,8 +363,12 @@ TEST(NcclApi, OptionalEntryPointsMayBeMissingRequiredOnesMayNot) {
     };
   };
   Api a;
-  EXPECT_EQ(
-      bind_api(a, lacking({"ncclCommSplit", "ncclAlltoAll", "ncclGetLastError"}), lacking({})), "");
+  EXPECT_EQ(bind_api(a,
+                     lacking({"ncclCommSplit", "ncclAlltoAll", "ncclGetLastError",
+                              "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy"}),
+                     lacking({})),
+            "");
+  EXPECT_EQ(a.red_op_create_pre_mul_sum, nullptr);
   EXPECT_EQ(a.comm_split, nullptr);
   EXPECT_EQ(a.all_to_all, nullptr);
   EXPECT_NE(a.all_reduce, nullptr);

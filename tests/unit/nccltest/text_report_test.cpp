@@ -4,6 +4,7 @@
 // read theirs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -21,15 +22,6 @@ std::string fixture(const std::string& name) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    out.push_back(line + "\n");
-  return out;
 }
 
 SizeRow row_from(const testing::ParsedRow& p) {
@@ -76,7 +68,7 @@ TEST(NcclTestsText, RowsAreTheSameBytesAsNcclTests) {
   const std::string theirs = fixture("nccl_tests_all_reduce_8gpu.txt");
   ParsedRun parsed = testing::parse_fixed_13(theirs);
   ASSERT_EQ(parsed.rows.size(), 25u);
-  std::vector<std::string> their_lines = lines_of(theirs);
+  std::vector<std::string> their_lines = testing::lines_of(theirs);
   std::size_t matched = 0;
   for (const auto& p : parsed.rows) {
     std::string ours = render_text_row(row_from(p));
@@ -88,8 +80,10 @@ TEST(NcclTestsText, RowsAreTheSameBytesAsNcclTests) {
 }
 
 TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
-  const std::vector<std::string> theirs = lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
-  const std::vector<std::string> ours = lines_of(render_text_header(header_like_fixture()));
+  const std::vector<std::string> theirs =
+      testing::lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
+  const std::vector<std::string> ours =
+      testing::lines_of(render_text_header(header_like_fixture()));
   // Our own first line (what ran), then "Collective test starting" and the parameter
   // lines, then (after our own '#' line) the devices and the three table-header lines, byte
   // for byte.
@@ -107,13 +101,62 @@ TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
   }
 }
 
+// -C, -S, -z and -u as nccl-tests 2.19.6 prints them: the expected lines come from its own
+// format strings (src/util.cu's writeDeviceReport, writeResultHeader, writeTimestamp),
+// copied here with the values it passes.
+TEST(NcclTestsText, CputimeTimestampsBlockingAndUnalignAsNcclTestsPrintsThem) {
+  RunHeader h = header_like_fixture();
+  h.report_cputime = true;
+  h.report_timestamps = true;
+  h.unalign = 3;
+  const std::vector<std::string> ours = testing::lines_of(render_text_header(h));
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d "
+                "iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
+                1, 1, 8L, 134217728L, 2L, "factor", 1, 20, 1, 1, 0, 3);
+  EXPECT_EQ(ours[2], line);
+  std::snprintf(line, sizeof line,
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size",
+                "count", "type", "redop", "root", "cputime", "algbw", "busbw", "#wrong", "cputime",
+                "algbw", "busbw", "#wrong", 19, "timestamp");
+  EXPECT_EQ(ours[ours.size() - 2], line);
+  std::snprintf(line, sizeof line,
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                "(GB/s)", "", 19, "%Y-%m-%d %H:%M:%S");
+  EXPECT_EQ(ours.back(), line);
+  // Blocking modes' lines follow the parameter line.
+  const char* blocking[] = {
+      "", "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n",
+      "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n",
+      "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes "
+      "barrier \n"};
+  for (int z = 1; z <= 3; ++z) {
+    h.blocking = z;
+    EXPECT_EQ(testing::lines_of(render_text_header(h))[3], blocking[z]) << "-z " << z;
+  }
+  // A row ends with the timestamp as "%21s".
+  SizeRow row;
+  row.bytes = 8;
+  row.count = 2;
+  row.op = "sum";
+  row.out_of_place = {10.5, 0, 0, 0, {}};
+  row.in_place = {10.5, 0, 0, 0, {}};
+  row.timestamp = "2026-11-26 10:00:00";
+  const std::string text = render_text_row(row);
+  EXPECT_EQ(text.substr(text.size() - 22), "  2026-11-26 10:00:00\n");
+  row.timestamp.clear();
+  EXPECT_EQ(render_text_row(row).size(), text.size() - 21);
+}
+
 // Pasted into a ticket, an MPI run must not read as nccl-tests on some NCCL.
 TEST(NcclTestsText, FirstLineSaysWhatRan) {
   RunHeader h = header_like_fixture();
   h.backend = "mpi";
   h.nccl_library = 0;
   h.nccl_headers = 22809;
-  const std::string first = lines_of(render_text_header(h))[0];
+  const std::string first = testing::lines_of(render_text_header(h))[0];
   EXPECT_EQ(first, "# fabric-nccltest " + std::string(build_info().version) +
                        " (nccl-tests 2.19.6 output), backend mpi, NCCL library none (headers "
                        "2.28.9)\n");
@@ -123,11 +166,13 @@ TEST(NcclTestsText, FirstLineSaysWhatRan) {
 }
 
 TEST(NcclTestsText, FooterLinesMatchNcclTests) {
-  const std::vector<std::string> theirs = lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
+  const std::vector<std::string> theirs =
+      testing::lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
   RunFooter footer;
   footer.avg_busbw = 145.825;
   footer.line_rate.basis = "all ranks on one node: no traffic crosses a NIC";
-  const std::vector<std::string> ours = lines_of(render_text_footer(footer, "all_reduce_perf"));
+  const std::vector<std::string> ours =
+      testing::lines_of(render_text_footer(footer, "all_reduce_perf"));
   const std::size_t n = theirs.size();
   EXPECT_EQ(ours[0], theirs[n - 6]); // Out of bounds values
   EXPECT_EQ(ours[1], theirs[n - 5]); // Avg bus bandwidth, with nccl-tests' trailing space
@@ -220,7 +265,7 @@ TEST(NcclTestsText, PerRankFailuresAndThresholdVerdictAreCommentLines) {
   footer.failures.push_back(
       {2, "node3", -1, 1048576, DataType::kInt32, "sum", true, 7, 262144, 9, 12, 13});
   std::string text = render_text_footer(footer, "all_reduce_perf");
-  for (const std::string& line : lines_of(text)) {
+  for (const std::string& line : testing::lines_of(text)) {
     if (line != "\n") {
       EXPECT_EQ(line[0], '#') << line;
     }
