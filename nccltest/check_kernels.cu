@@ -7,6 +7,7 @@
 // elements per thread, adds them once per thread, and keeps the smallest wrong index.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "nccltest/check_math.h"
 
@@ -24,8 +25,21 @@ template <> __device__ __half to_storage<__half>(double v) {
 template <> __device__ __nv_bfloat16 to_storage<__nv_bfloat16>(double v) {
   return __float2bfloat16_rn(static_cast<float>(v));
 }
+// CUDA's fp8 conversions, saturating to the largest finite value as the host's do.
+template <> __device__ __nv_fp8_e4m3 to_storage<__nv_fp8_e4m3>(double v) {
+  return __nv_fp8_e4m3(v);
+}
+template <> __device__ __nv_fp8_e5m2 to_storage<__nv_fp8_e5m2>(double v) {
+  return __nv_fp8_e5m2(v);
+}
 template <typename T> __device__ double from_storage(T v) {
   return static_cast<double>(v);
+}
+template <> __device__ double from_storage<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
+  return static_cast<double>(static_cast<float>(v));
+}
+template <> __device__ double from_storage<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) {
+  return static_cast<double>(static_cast<float>(v));
 }
 template <> __device__ double from_storage<__half>(__half v) {
   return static_cast<double>(__half2float(v));
@@ -78,6 +92,12 @@ extern "C" __global__ void fabric_check_fill(cm::Params p, int type, void* data,
   case DataType::kInt64: return fill_typed<int64_t>(p, data, first, count);
   case DataType::kHalf: return fill_typed<__half>(p, data, first, count);
   case DataType::kBfloat16: return fill_typed<__nv_bfloat16>(p, data, first, count);
+  case DataType::kInt8: return fill_typed<int8_t>(p, data, first, count);
+  case DataType::kUint8: return fill_typed<uint8_t>(p, data, first, count);
+  case DataType::kUint32: return fill_typed<uint32_t>(p, data, first, count);
+  case DataType::kUint64: return fill_typed<uint64_t>(p, data, first, count);
+  case DataType::kFloat8e4m3: return fill_typed<__nv_fp8_e4m3>(p, data, first, count);
+  case DataType::kFloat8e5m2: return fill_typed<__nv_fp8_e5m2>(p, data, first, count);
   }
 }
 
@@ -91,5 +111,11 @@ extern "C" __global__ void fabric_check_verify(cm::Params p, int type, const voi
   case DataType::kInt64: return verify_typed<int64_t>(p, data, first, count, result);
   case DataType::kHalf: return verify_typed<__half>(p, data, first, count, result);
   case DataType::kBfloat16: return verify_typed<__nv_bfloat16>(p, data, first, count, result);
+  case DataType::kInt8: return verify_typed<int8_t>(p, data, first, count, result);
+  case DataType::kUint8: return verify_typed<uint8_t>(p, data, first, count, result);
+  case DataType::kUint32: return verify_typed<uint32_t>(p, data, first, count, result);
+  case DataType::kUint64: return verify_typed<uint64_t>(p, data, first, count, result);
+  case DataType::kFloat8e4m3: return verify_typed<__nv_fp8_e4m3>(p, data, first, count, result);
+  case DataType::kFloat8e5m2: return verify_typed<__nv_fp8_e5m2>(p, data, first, count, result);
   }
 }

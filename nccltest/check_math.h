@@ -28,9 +28,16 @@ struct Params {
   Collective collective = Collective::kAllReduce;
   ReduceOp op = ReduceOp::kSum;
   int32_t reduce = 0; // the collective reduces (all-reduce, reduce-scatter, reduce)
-  int64_t spread = 0; // values are drawn from [-spread, spread]
+  int64_t spread = 0; // values are drawn from [-spread, spread], then offset is added
+  int64_t offset = 0; // unsigned types: lifts every value to 0 or above
+  int32_t unsigned_values = 0;
   double tolerance = 0;
 };
+
+// mulsum's scalar for `rank` (ncclRedOpCreatePreMulSum): 1 or 2, exact in every type.
+FABRIC_HOST_DEVICE inline uint64_t premul_scalar(uint64_t rank) {
+  return 1 + rank % 2;
+}
 
 FABRIC_HOST_DEVICE inline uint64_t mix(uint64_t x) { // splitmix64's finaliser
   x += 0x9e3779b97f4a7c15ull;
@@ -49,26 +56,28 @@ FABRIC_HOST_DEVICE inline double value(const Params& p, uint64_t rank, uint64_t 
   const uint64_t key = mix(p.seed * 0x2545f4914f6cdd1dull + index);
   if (p.reduce && p.op == ReduceOp::kProd) {
     if ((key + rank) % p.nranks == 0) return 2;
-    return (mix(key ^ (rank + 1)) & 3u) == 0 ? -1 : 1;
+    return (mix(key ^ (rank + 1)) & 3u) == 0 && !p.unsigned_values ? -1 : 1;
   }
   if (p.reduce && p.op == ReduceOp::kAvg) {
     // A per-element value plus a per-rank offset that cancels over the ranks, so the
     // average is exactly that value.
     const double base = p.spread >= 0 ? uniform(key, p.spread) : 0;
     const bool paired = rank < p.nranks - p.nranks % 2;
-    return base + (paired ? (rank % 2 == 0 ? 1 : -1) : 0);
+    return static_cast<double>(p.offset) + base + (paired ? (rank % 2 == 0 ? 1 : -1) : 0);
   }
-  if (p.reduce && p.op == ReduceOp::kSum && p.spread < 1) {
+  if (p.reduce && (p.op == ReduceOp::kSum || p.op == ReduceOp::kMulSum) && p.spread < 1) {
     return (key + rank) % p.nranks == 0 ? 1 : 0; // too many ranks for more: one rank adds 1
   }
-  return uniform(mix(key + rank * 0x632be59bd9b4e019ull), p.spread);
+  return static_cast<double>(p.offset) + uniform(mix(key + rank * 0x632be59bd9b4e019ull), p.spread);
 }
 
 FABRIC_HOST_DEVICE inline double reduced(const Params& p, uint64_t index) {
-  double acc = value(p, 0, index);
+  const bool premul = p.op == ReduceOp::kMulSum;
+  double acc = value(p, 0, index) * static_cast<double>(premul ? premul_scalar(0) : 1);
   for (uint64_t r = 1; r < p.nranks; ++r) {
     const double v = value(p, r, index);
     switch (p.op) {
+    case ReduceOp::kMulSum: acc += v * static_cast<double>(premul_scalar(r)); break;
     case ReduceOp::kSum:
     case ReduceOp::kAvg: acc += v; break;
     case ReduceOp::kProd: acc *= v; break;

@@ -17,7 +17,13 @@ double exact_limit(DataType t) {
   case DataType::kFloat: return 16777216.0;
   case DataType::kDouble: return 9007199254740992.0;
   case DataType::kInt32: return 2147483647.0;
-  case DataType::kInt64: return 4503599627370496.0; // kept within double's exact range
+  case DataType::kInt64:
+  case DataType::kUint64: return 4503599627370496.0; // kept within double's exact range
+  case DataType::kInt8: return 127;
+  case DataType::kUint8: return 255;
+  case DataType::kUint32: return 4294967295.0;
+  case DataType::kFloat8e4m3: return 16;
+  case DataType::kFloat8e5m2: return 8;
   }
   return 256;
 }
@@ -32,6 +38,8 @@ double unit_roundoff(DataType t) {
   case DataType::kBfloat16: return std::ldexp(1.0, -7);
   case DataType::kFloat: return std::ldexp(1.0, -23);
   case DataType::kDouble: return std::ldexp(1.0, -52);
+  case DataType::kFloat8e4m3: return std::ldexp(1.0, -3);
+  case DataType::kFloat8e5m2: return std::ldexp(1.0, -2);
   default: return 0;
   }
 }
@@ -60,6 +68,43 @@ template <> Bf16 to_storage<Bf16>(double v) {
 }
 template <> double from_storage<Bf16>(Bf16 v) {
   return bfloat16_to_float(v.bits);
+}
+struct F8e4m3 {
+  uint8_t bits;
+};
+struct F8e5m2 {
+  uint8_t bits;
+};
+template <> F8e4m3 to_storage<F8e4m3>(double v) {
+  return {double_to_fp8e4m3(v)};
+}
+template <> double from_storage<F8e4m3>(F8e4m3 v) {
+  return fp8e4m3_to_double(v.bits);
+}
+template <> F8e5m2 to_storage<F8e5m2>(double v) {
+  return {double_to_fp8e5m2(v)};
+}
+template <> double from_storage<F8e5m2>(F8e5m2 v) {
+  return fp8e5m2_to_double(v.bits);
+}
+
+// Calls visit.template operator()<T>() with T the storage type of `type`.
+template <typename Visit> decltype(auto) with_storage_type(DataType type, Visit&& visit) {
+  switch (type) {
+  case DataType::kFloat: return visit.template operator()<float>();
+  case DataType::kDouble: return visit.template operator()<double>();
+  case DataType::kInt32: return visit.template operator()<int32_t>();
+  case DataType::kInt64: return visit.template operator()<int64_t>();
+  case DataType::kHalf: return visit.template operator()<Half>();
+  case DataType::kBfloat16: return visit.template operator()<Bf16>();
+  case DataType::kInt8: return visit.template operator()<int8_t>();
+  case DataType::kUint8: return visit.template operator()<uint8_t>();
+  case DataType::kUint32: return visit.template operator()<uint32_t>();
+  case DataType::kUint64: return visit.template operator()<uint64_t>();
+  case DataType::kFloat8e4m3: return visit.template operator()<F8e4m3>();
+  case DataType::kFloat8e5m2: return visit.template operator()<F8e5m2>();
+  }
+  return visit.template operator()<float>();
 }
 
 template <typename T>
@@ -123,18 +168,31 @@ check_math::Params make_params(const CheckSpec& spec) {
   p.collective = spec.collective;
   p.op = spec.op;
   p.reduce = is_reduction(spec.collective) ? 1 : 0;
+  p.unsigned_values = is_unsigned(spec.type) ? 1 : 0;
+  // An unsigned type holds [0, limit]: values are drawn from [-spread, spread] and lifted
+  // by an offset, so every spread below is halved to keep the results within the limit.
   const double limit = exact_limit(spec.type);
+  const double lifted = p.unsigned_values ? 2.0 : 1.0;
   // Values that are only moved (or compared, for min and max) can use most of the type's
   // exact range, so a misplaced element is almost never equal by chance.
   p.spread = static_cast<int64_t>(std::min(limit / 2 - 1, 1048576.0));
-  if (p.reduce && spec.op == ReduceOp::kSum) {
-    p.spread = static_cast<int64_t>(std::min(1000.0, std::floor((limit - 1) / spec.nranks)));
+  if (p.reduce && (spec.op == ReduceOp::kSum || spec.op == ReduceOp::kMulSum)) {
+    // mulsum scales each rank's value by up to 2 (check_math::premul_scalar).
+    const double scale = spec.op == ReduceOp::kMulSum ? 2.0 : 1.0;
+    p.spread = static_cast<int64_t>(
+        std::min(1000.0, std::floor((limit - 1) / (spec.nranks * lifted * scale))));
+    if (p.unsigned_values && p.spread >= 1) p.offset = p.spread;
   } else if (p.reduce && spec.op == ReduceOp::kAvg) {
-    p.spread = static_cast<int64_t>(std::min(1000.0, std::floor(limit / spec.nranks) - 1));
+    p.spread =
+        static_cast<int64_t>(std::min(1000.0, std::floor(limit / (spec.nranks * lifted)) - 1));
+    // The per-rank +-1 that cancels over the ranks needs one more.
+    if (p.unsigned_values) p.offset = std::max<int64_t>(p.spread, 0) + 1;
     if (is_floating(spec.type)) {
       p.tolerance = std::min(0.5, static_cast<double>(std::max<int64_t>(p.spread, 0) + 1) *
                                       spec.nranks * unit_roundoff(spec.type) * 2);
     }
+  } else if (p.unsigned_values && !(p.reduce && spec.op == ReduceOp::kProd)) {
+    p.offset = p.spread;
   }
   return p;
 }
@@ -144,27 +202,13 @@ double input_value(const CheckSpec& spec, int rank, std::size_t index) {
 }
 
 void fill_input(const CheckSpec& spec, std::span<std::byte> input, std::size_t first) {
-  switch (spec.type) {
-  case DataType::kFloat: return fill_typed<float>(spec, input, first);
-  case DataType::kDouble: return fill_typed<double>(spec, input, first);
-  case DataType::kInt32: return fill_typed<int32_t>(spec, input, first);
-  case DataType::kInt64: return fill_typed<int64_t>(spec, input, first);
-  case DataType::kHalf: return fill_typed<Half>(spec, input, first);
-  case DataType::kBfloat16: return fill_typed<Bf16>(spec, input, first);
-  }
+  with_storage_type(spec.type, [&]<typename T>() { fill_typed<T>(spec, input, first); });
 }
 
 CheckOutcome verify_output(const CheckSpec& spec, std::span<const std::byte> output,
                            std::size_t first) {
-  switch (spec.type) {
-  case DataType::kFloat: return verify_typed<float>(spec, output, first);
-  case DataType::kDouble: return verify_typed<double>(spec, output, first);
-  case DataType::kInt32: return verify_typed<int32_t>(spec, output, first);
-  case DataType::kInt64: return verify_typed<int64_t>(spec, output, first);
-  case DataType::kHalf: return verify_typed<Half>(spec, output, first);
-  case DataType::kBfloat16: return verify_typed<Bf16>(spec, output, first);
-  }
-  return {};
+  return with_storage_type(spec.type,
+                           [&]<typename T>() { return verify_typed<T>(spec, output, first); });
 }
 
 void merge_outcome(CheckOutcome& total, const CheckOutcome& chunk) {
@@ -179,27 +223,20 @@ void merge_outcome(CheckOutcome& total, const CheckOutcome& chunk) {
 
 double expected_output(const CheckSpec& spec, std::size_t index) {
   const double want = check_math::expected(make_params(spec), index);
-  switch (spec.type) {
-  case DataType::kFloat: return stored_typed<float>(want);
-  case DataType::kDouble: return stored_typed<double>(want);
-  case DataType::kInt32: return stored_typed<int32_t>(want);
-  case DataType::kInt64: return stored_typed<int64_t>(want);
-  case DataType::kHalf: return stored_typed<Half>(want);
-  case DataType::kBfloat16: return stored_typed<Bf16>(want);
-  }
-  return want;
+  return with_storage_type(spec.type, [&]<typename T>() { return stored_typed<T>(want); });
 }
 
 double stored_value(DataType type, std::span<const std::byte> element) {
-  switch (type) {
-  case DataType::kFloat: return read_typed<float>(element);
-  case DataType::kDouble: return read_typed<double>(element);
-  case DataType::kInt32: return read_typed<int32_t>(element);
-  case DataType::kInt64: return read_typed<int64_t>(element);
-  case DataType::kHalf: return read_typed<Half>(element);
-  case DataType::kBfloat16: return read_typed<Bf16>(element);
-  }
-  return 0;
+  return with_storage_type(type, [&]<typename T>() { return read_typed<T>(element); });
+}
+
+std::array<std::byte, 8> stored_bytes(DataType type, double value) {
+  std::array<std::byte, 8> bytes{};
+  with_storage_type(type, [&]<typename T>() {
+    const T v = to_storage<T>(value);
+    std::memcpy(bytes.data(), &v, sizeof(T));
+  });
+  return bytes;
 }
 
 } // namespace fabric::nccltest

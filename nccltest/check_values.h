@@ -12,6 +12,7 @@
 // element of the span it is given.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -66,5 +67,8 @@ void merge_outcome(CheckOutcome& total, const CheckOutcome& chunk);
 // element holds (the device checks report the first wrong element by its index only).
 double expected_output(const CheckSpec& spec, std::size_t index);
 double stored_value(DataType type, std::span<const std::byte> element);
+// `value` as one element of `type` holds it, in its first data_type_size(type) bytes (the
+// scalar of mulsum's ncclRedOpCreatePreMulSum, which NCCL reads in the data's type).
+std::array<std::byte, 8> stored_bytes(DataType type, double value);
 
 } // namespace fabric::nccltest

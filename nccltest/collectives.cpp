@@ -48,6 +48,18 @@ Result<Collective> parse_collective(std::string_view text) {
   return parse_name(text, kAllCollectives, collective_name, "--collective");
 }
 
+std::optional<Collective> collective_of_program(std::string_view argv0) {
+  std::string_view name = argv0.substr(argv0.rfind('/') + 1);
+  // nccl-tests' Makefile takes NAME_SUFFIX=_mpi for its MPI build's programs.
+  if (name.ends_with("_mpi")) name.remove_suffix(4);
+  if (!name.ends_with("_perf")) return std::nullopt;
+  name.remove_suffix(5);
+  for (Collective c : kAllCollectives) {
+    if (collective_name(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
 std::string_view data_type_name(DataType t) {
   switch (t) {
   case DataType::kFloat: return "float";
@@ -56,24 +68,45 @@ std::string_view data_type_name(DataType t) {
   case DataType::kInt64: return "int64";
   case DataType::kHalf: return "half";
   case DataType::kBfloat16: return "bfloat16";
+  case DataType::kInt8: return "int8";
+  case DataType::kUint8: return "uint8";
+  case DataType::kUint32: return "uint32";
+  case DataType::kUint64: return "uint64";
+  case DataType::kFloat8e4m3: return "f8e4m3";
+  case DataType::kFloat8e5m2: return "f8e5m2";
   }
   return "?";
 }
 
 std::size_t data_type_size(DataType t) {
   switch (t) {
+  case DataType::kInt8:
+  case DataType::kUint8:
+  case DataType::kFloat8e4m3:
+  case DataType::kFloat8e5m2: return 1;
   case DataType::kHalf:
   case DataType::kBfloat16: return 2;
   case DataType::kFloat:
-  case DataType::kInt32: return 4;
+  case DataType::kInt32:
+  case DataType::kUint32: return 4;
   case DataType::kDouble:
-  case DataType::kInt64: return 8;
+  case DataType::kInt64:
+  case DataType::kUint64: return 8;
   }
   return 0;
 }
 
 bool is_floating(DataType t) {
-  return t != DataType::kInt32 && t != DataType::kInt64;
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kHalf ||
+         t == DataType::kBfloat16 || is_fp8(t);
+}
+
+bool is_unsigned(DataType t) {
+  return t == DataType::kUint8 || t == DataType::kUint32 || t == DataType::kUint64;
+}
+
+bool is_fp8(DataType t) {
+  return t == DataType::kFloat8e4m3 || t == DataType::kFloat8e5m2;
 }
 
 Result<DataType> parse_data_type(std::string_view text) {
@@ -87,6 +120,7 @@ std::string_view reduce_op_name(ReduceOp op) {
   case ReduceOp::kMax: return "max";
   case ReduceOp::kMin: return "min";
   case ReduceOp::kAvg: return "avg";
+  case ReduceOp::kMulSum: return "mulsum";
   }
   return "?";
 }
@@ -205,13 +239,16 @@ Result<BackendKind> default_backend(bool nccl_usable, int driver_gpus, const std
 }
 
 bool backend_has_type(BackendKind b, DataType t) {
-  // MPI has no standard half or bfloat16 type.
-  return b == BackendKind::kNccl || (t != DataType::kHalf && t != DataType::kBfloat16);
+  // MPI has no standard half, bfloat16 or fp8 type.
+  return b == BackendKind::kNccl ||
+         (t != DataType::kHalf && t != DataType::kBfloat16 && !is_fp8(t));
 }
 
 bool backend_has_op(BackendKind b, ReduceOp op) {
-  // MPI has no average reduction.
-  return b == BackendKind::kNccl || op != ReduceOp::kAvg;
+  // MPI has neither an average nor a pre-multiplied sum. Scaling the input before
+  // MPI_Allreduce would time a local pass over the buffer with the collective, which no
+  // MPI program does: a different measurement under the same name.
+  return b == BackendKind::kNccl || (op != ReduceOp::kAvg && op != ReduceOp::kMulSum);
 }
 
 } // namespace fabric::nccltest

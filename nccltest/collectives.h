@@ -26,31 +26,53 @@ enum class Collective {
   kAllToAll,
   kSendRecv
 };
-enum class DataType { kFloat, kDouble, kInt32, kInt64, kHalf, kBfloat16 };
-enum class ReduceOp { kSum, kProd, kMax, kMin, kAvg };
+// New members go at the end: the device kernels receive a type by its number.
+enum class DataType {
+  kFloat,
+  kDouble,
+  kInt32,
+  kInt64,
+  kHalf,
+  kBfloat16,
+  kInt8,
+  kUint8,
+  kUint32,
+  kUint64,
+  kFloat8e4m3,
+  kFloat8e5m2
+};
+enum class ReduceOp { kSum, kProd, kMax, kMin, kAvg, kMulSum };
 
 inline constexpr Collective kAllCollectives[] = {Collective::kAllReduce,     Collective::kAllGather,
                                                  Collective::kReduceScatter, Collective::kBroadcast,
                                                  Collective::kReduce,        Collective::kAllToAll,
                                                  Collective::kSendRecv};
-// In nccl-tests' order for "-d all" ("int32 ... half float double bfloat16" minus the types
-// this tool does not run).
-inline constexpr DataType kAllDataTypes[] = {DataType::kInt32,  DataType::kInt64,
-                                             DataType::kHalf,   DataType::kFloat,
-                                             DataType::kDouble, DataType::kBfloat16};
+// In nccl-tests' order for "-d all" (its test_types).
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::kInt8,   DataType::kUint8,    DataType::kInt32,      DataType::kUint32,
+    DataType::kInt64,  DataType::kUint64,   DataType::kHalf,       DataType::kFloat,
+    DataType::kDouble, DataType::kBfloat16, DataType::kFloat8e4m3, DataType::kFloat8e5m2};
+// nccl-tests' order (its test_opnames); mulsum is NCCL's pre-multiplied sum
+// (ncclRedOpCreatePreMulSum), each rank's input scaled by its own scalar.
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax,
-                                             ReduceOp::kMin, ReduceOp::kAvg};
+                                             ReduceOp::kMin, ReduceOp::kAvg,  ReduceOp::kMulSum};
 
 // "all_reduce", "all_gather", ... (also what --collective accepts).
 std::string_view collective_name(Collective c);
 // The nccl-tests program this run stands in for: "all_reduce_perf".
 std::string collective_program(Collective c);
 Result<Collective> parse_collective(std::string_view text);
+// The collective a program name stands for, as nccl-tests names its programs: the last
+// component of argv[0], "all_reduce_perf" (or nccl-tests' MPI build's "all_reduce_perf_mpi");
+// nullopt for any other name (fabric-nccltest itself).
+std::optional<Collective> collective_of_program(std::string_view argv0);
 
-// nccl-tests' type names: "float", "double", "int32", "int64", "half", "bfloat16".
+// nccl-tests' type names: "int8", "uint8", "int32", ..., "bfloat16", "f8e4m3", "f8e5m2".
 std::string_view data_type_name(DataType t);
 std::size_t data_type_size(DataType t);
 bool is_floating(DataType t);
+bool is_unsigned(DataType t);
+bool is_fp8(DataType t);
 Result<DataType> parse_data_type(std::string_view text);
 
 std::string_view reduce_op_name(ReduceOp op);

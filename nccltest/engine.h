@@ -29,13 +29,27 @@ struct CollectiveCall {
   // Which of the engine's local ranks (local_ranks()) a copy, fill or verify addresses;
   // operations themselves always run on all of them.
   int local = 0;
+  std::size_t unalign = 0; // -u: both buffers start this many elements in
 };
+
+// Where operation `op` of a timed loop starts in the buffers, as nccl-tests' startColl
+// rotates it to avoid cache effects: whole message slots of the -e size, in turn. 0 when
+// `rotate_bytes` (the -e size) holds one message only.
+inline std::size_t rotation_offset(const CollectiveCall& call, std::size_t rotate_bytes, long op) {
+  const std::size_t total = call.counts.printed_bytes(data_type_size(call.type));
+  const std::size_t steps = total > 0 ? rotate_bytes / total : 1;
+  return steps > 1 ? total * (static_cast<std::size_t>(op) % steps) : 0;
+}
 
 struct TimingOptions {
   int iters = 1;
   int agg_iters = 1;      // operations per iteration
   int graph_launches = 0; // nccl: capture the iterations in a CUDA graph, launch it this often
-  bool blocking = false;  // wait for each operation
+  // -z: 1 wait and barrier after each operation, 2 wait after each, 3 wait and barrier
+  // after each iteration with the barrier left out of the time.
+  int blocking = 0;
+  bool report_cputime = false;  // -C: the host's time to issue the operations
+  std::size_t rotate_bytes = 0; // the -e size: operations rotate through its slots
   // Test-only fault injection: a pause added to every operation (a slow link).
   std::chrono::microseconds injected_delay{0};
 };

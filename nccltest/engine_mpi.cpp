@@ -19,7 +19,11 @@ MPI_Datatype mpi_type(DataType t) {
   case DataType::kDouble: return MPI_DOUBLE;
   case DataType::kInt32: return MPI_INT32_T;
   case DataType::kInt64: return MPI_INT64_T;
-  default: return MPI_DATATYPE_NULL; // half, bfloat16: refused by validate_for_backend
+  case DataType::kInt8: return MPI_INT8_T;
+  case DataType::kUint8: return MPI_UINT8_T;
+  case DataType::kUint32: return MPI_UINT32_T;
+  case DataType::kUint64: return MPI_UINT64_T;
+  default: return MPI_DATATYPE_NULL; // half, bfloat16, fp8: refused by validate_for_backend
   }
 }
 
@@ -29,7 +33,7 @@ MPI_Op mpi_op(ReduceOp op) {
   case ReduceOp::kProd: return MPI_PROD;
   case ReduceOp::kMax: return MPI_MAX;
   case ReduceOp::kMin: return MPI_MIN;
-  default: return MPI_OP_NULL; // avg: refused by validate_for_backend
+  default: return MPI_OP_NULL; // avg, mulsum: refused by validate_for_backend
   }
 }
 
@@ -74,23 +78,34 @@ public:
     FABRIC_TRY(run_once(call));
     FABRIC_TRY(check(MPI_Barrier(comm_), "MPI_Barrier"));
     const long n = static_cast<long>(timing.iters) * timing.agg_iters;
+    const std::size_t rotate = timing.rotate_bytes;
+    // An MPI collective has completed locally when it returns: that is -z's wait, and the
+    // host's time to issue the operations (-C) is their time.
     double seconds = 0;
-    if (timing.injected_delay.count() > 0 || timing.blocking) {
-      // Blocking (-z 1): a barrier after each operation, as nccl-tests' startColl does (an
-      // MPI collective has completed locally when it returns: that is the wait).
-      FABRIC_TRY(time_loop(call, n, seconds, [&] {
+    if (timing.blocking == 3) {
+      // A barrier after each iteration of -m operations, left out of the time.
+      for (int i = 0; i < timing.iters; ++i) {
+        double iteration = 0;
+        FABRIC_TRY(time_loop(call, static_cast<long>(i) * timing.agg_iters, timing.agg_iters,
+                             rotate, iteration, [] {}));
+        seconds += iteration;
+        FABRIC_TRY(check(MPI_Barrier(comm_), "MPI_Barrier"));
+      }
+    } else if (timing.injected_delay.count() > 0 || timing.blocking == 1) {
+      // -z 1: a barrier after each operation, as nccl-tests' startColl does.
+      FABRIC_TRY(time_loop(call, 0, n, rotate, seconds, [&] {
         if (timing.injected_delay.count() > 0) std::this_thread::sleep_for(timing.injected_delay);
-        if (timing.blocking) MPI_Barrier(comm_);
+        if (timing.blocking == 1) MPI_Barrier(comm_);
       }));
     } else {
-      FABRIC_TRY(time_loop(call, n, seconds, [] {}));
+      FABRIC_TRY(time_loop(call, 0, n, rotate, seconds, [] {}));
     }
     return seconds / static_cast<double>(n);
   }
 
   Result<void> run_once(const CollectiveCall& call) override {
     double ignored = 0;
-    return time_loop(call, 1, ignored, [] {});
+    return time_loop(call, 0, 1, 0, ignored, [] {});
   }
 
   Result<void> copy_in(const CollectiveCall& call, Region region, std::size_t offset,
@@ -134,6 +149,7 @@ private:
       base = recv_.get(); // MPI_IN_PLACE leaves every output at the start of the buffer
       size = call.counts.recv * elt;
     }
+    base += call.unalign * elt;
     if (offset > size || length > size - offset) {
       return Error(ErrorCode::kInvalidArgument, "copying a check's data",
                    "beyond the collective's buffer");
@@ -141,55 +157,67 @@ private:
     return base + offset;
   }
 
-  // Runs `n` operations of `call` between two MPI_Wtime readings; `between` runs after
-  // each (a no-op the compiler removes, or the test's injected delay).
+  // Runs operations [first, first + n) of `call` between two MPI_Wtime readings, each at
+  // its rotation offset within `rotate` bytes (rotation_offset); `between` runs after each
+  // (a no-op the compiler removes, a barrier, or the test's injected delay).
   template <typename Between>
-  Result<void> time_loop(const CollectiveCall& call, long n, double& seconds, Between between) {
+  Result<void> time_loop(const CollectiveCall& call, long first, long n, std::size_t rotate,
+                         double& seconds, Between between) {
     const MPI_Datatype type = mpi_type(call.type);
     const MPI_Op op = mpi_op(call.op);
     const int count = static_cast<int>(call.counts.param);
     const bool in_place = call.in_place;
-    void* send = send_.get();
-    void* recv = recv_.get();
     const int root = call.root;
     const std::size_t elt = data_type_size(call.type);
+    std::byte* const send_base = send_.get() + call.unalign * elt;
+    std::byte* const recv_base = recv_.get() + call.unalign * elt;
+    void* send = send_base;
+    void* recv = recv_base;
+    // Moves both buffers to operation i's slot before it runs.
+    auto at = [&, i = first](auto&& op_call) mutable {
+      const std::size_t shift = rotate ? rotation_offset(call, rotate, i++) : 0;
+      send = send_base + shift;
+      recv = recv_base + shift;
+      return op_call();
+    };
     switch (call.collective) {
     case Collective::kAllReduce:
-      return loop(n, seconds, "MPI_Allreduce", between, [&] {
+      return loop(n, seconds, "MPI_Allreduce", between, at, [&] {
         return MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, count, type, op, comm_);
       });
     case Collective::kAllGather:
-      return loop(n, seconds, "MPI_Allgather", between, [&] {
+      return loop(n, seconds, "MPI_Allgather", between, at, [&] {
         return MPI_Allgather(in_place ? MPI_IN_PLACE : send, count, type, recv, count, type, comm_);
       });
     case Collective::kReduceScatter:
-      return loop(n, seconds, "MPI_Reduce_scatter_block", between, [&] {
+      return loop(n, seconds, "MPI_Reduce_scatter_block", between, at, [&] {
         return MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, recv, count, type, op,
                                         comm_);
       });
     case Collective::kBroadcast:
       // Out of place, the root's data starts in its send buffer: moved once, untimed.
       if (!in_place && rank_ == root) std::memcpy(recv, send, call.counts.send * elt);
-      return loop(n, seconds, "MPI_Bcast", between,
+      return loop(n, seconds, "MPI_Bcast", between, at,
                   [&] { return MPI_Bcast(recv, count, type, root, comm_); });
     case Collective::kReduce: {
-      const void* from = in_place ? (rank_ == root ? MPI_IN_PLACE : recv) : send;
-      return loop(n, seconds, "MPI_Reduce", between,
-                  [&] { return MPI_Reduce(from, recv, count, type, op, root, comm_); });
+      return loop(n, seconds, "MPI_Reduce", between, at, [&] {
+        const void* from = in_place ? (rank_ == root ? MPI_IN_PLACE : recv) : send;
+        return MPI_Reduce(from, recv, count, type, op, root, comm_);
+      });
     }
     case Collective::kAllToAll:
-      return loop(n, seconds, "MPI_Alltoall", between, [&] {
+      return loop(n, seconds, "MPI_Alltoall", between, at, [&] {
         return MPI_Alltoall(in_place ? MPI_IN_PLACE : send, count, type, recv, count, type, comm_);
       });
     case Collective::kSendRecv: {
       const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
       if (in_place) {
-        return loop(n, seconds, "MPI_Sendrecv_replace", between, [&] {
+        return loop(n, seconds, "MPI_Sendrecv_replace", between, at, [&] {
           return MPI_Sendrecv_replace(recv, count, type, next, 0, prev, 0, comm_,
                                       MPI_STATUS_IGNORE);
         });
       }
-      return loop(n, seconds, "MPI_Sendrecv", between, [&] {
+      return loop(n, seconds, "MPI_Sendrecv", between, at, [&] {
         return MPI_Sendrecv(send, count, type, next, 0, recv, count, type, prev, 0, comm_,
                             MPI_STATUS_IGNORE);
       });
@@ -198,11 +226,12 @@ private:
     return Error(ErrorCode::kInternal, "mpi engine", "unknown collective");
   }
 
-  template <typename Between, typename Op>
-  static Result<void> loop(long n, double& seconds, const char* name, Between& between, Op&& op) {
+  template <typename Between, typename At, typename Op>
+  static Result<void> loop(long n, double& seconds, const char* name, Between& between, At& at,
+                           Op&& op) {
     const double start = MPI_Wtime();
     for (long i = 0; i < n; ++i) {
-      int rc = op();
+      int rc = at(op);
       if (rc != MPI_SUCCESS) return mpi_error(rc, name);
       between();
     }

@@ -9,6 +9,8 @@
 #include "nccltest/engine_nccl.h"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -18,6 +20,7 @@
 
 #include "nccltest/abort_request.h"
 #include "nccltest/check_kernels.h"
+#include "nccltest/check_values.h"
 #include "nccltest/nccl_api.h"
 
 namespace fabric::nccltest::nccl {
@@ -138,6 +141,14 @@ public:
     if (timing.graph_launches > 0) FABRIC_TRY(capture(call, timing));
     FABRIC_TRY(barrier());
     const long ops = static_cast<long>(timing.iters) * timing.agg_iters;
+    const double launches = timing.graph_launches > 0 ? timing.graph_launches : 1;
+    // -C: the host's time to issue the operations (nccl-tests' cputime), before the wait.
+    double host_seconds = 0;
+    if (timing.blocking == 3 && timing.graph_launches == 0) {
+      FABRIC_ASSIGN_OR_RETURN(double seconds, iteration_seconds(call, timing, host_seconds));
+      return (timing.report_cputime ? host_seconds : seconds) / static_cast<double>(ops);
+    }
+    const auto host_start = std::chrono::steady_clock::now();
     FABRIC_TRY(record_all(&Slot::start));
     if (timing.graph_launches > 0) {
       for (int l = 0; l < timing.graph_launches; ++l) {
@@ -148,19 +159,13 @@ public:
     } else {
       FABRIC_TRY(iterations(call, timing));
     }
+    host_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
     FABRIC_TRY(record_all(&Slot::stop));
     FABRIC_TRY(wait());
-    // The process's time is its slowest GPU's, as nccl-tests' host timer around all of a
-    // thread's GPUs measures it.
-    float slowest = 0;
-    for (Slot& s : slots_) {
-      float ms = 0;
-      FABRIC_TRY(
-          check(api_, api_.event_elapsed_time(&ms, s.start, s.stop), "cudaEventElapsedTime"));
-      slowest = std::max(slowest, ms);
-    }
-    const double launches = timing.graph_launches > 0 ? timing.graph_launches : 1;
-    return static_cast<double>(slowest) / 1e3 / (static_cast<double>(ops) * launches);
+    if (timing.report_cputime) return host_seconds / (static_cast<double>(ops) * launches);
+    FABRIC_ASSIGN_OR_RETURN(double seconds, slowest_elapsed());
+    return seconds / (static_cast<double>(ops) * launches);
   }
 
   Result<void> run_once(const CollectiveCall& call) override {
@@ -361,6 +366,7 @@ private:
       base = recv + (call.in_place ? call.counts.recv_inplace * s.rank * elt : 0);
       size = call.counts.recv * elt;
     }
+    base += call.unalign * elt;
     if (offset > size || length > size - offset) {
       return Error(ErrorCode::kInvalidArgument, "copying a check's data",
                    "beyond the collective's buffer");
@@ -389,19 +395,43 @@ private:
     return grouped(each);
   }
 
-  // One operation of `call` on every slot's stream, not waited for.
-  Result<void> launch(const CollectiveCall& call) {
-    return on_every_slot([&](Slot& s) { return launch_on(s, call); });
+  // One operation of `call` on every slot's stream, not waited for. `shift`: where this
+  // operation starts in the buffers (rotation_offset).
+  Result<void> launch(const CollectiveCall& call, std::size_t shift = 0) {
+    return on_every_slot([&](Slot& s) { return launch_on(s, call, shift); });
   }
 
-  Result<void> launch_on(Slot& s, const CollectiveCall& call) {
+  // mulsum's operation is made for the call and destroyed after it, per communicator, as
+  // nccl-tests' startColl does.
+  Result<void> launch_on(Slot& s, const CollectiveCall& call, std::size_t shift) {
     const ncclDataType_t type = nccl_type(call.type);
-    const ncclRedOp_t op = nccl_op(call.op);
+    if (call.op == ReduceOp::kMulSum && uses_op(call.collective)) {
+      if (api_.red_op_create_pre_mul_sum == nullptr || api_.red_op_destroy == nullptr) {
+        return Error(ErrorCode::kUnsupported, "-o mulsum",
+                     "needs ncclRedOpCreatePreMulSum, which this NCCL lacks (NCCL 2.11 added it)");
+      }
+      std::array<std::byte, 8> scalar =
+          stored_bytes(call.type, static_cast<double>(check_math::premul_scalar(s.rank)));
+      ncclRedOp_t op{};
+      FABRIC_TRY(check(
+          api_,
+          api_.red_op_create_pre_mul_sum(&op, scalar.data(), type, ncclScalarHostImmediate, s.comm),
+          "ncclRedOpCreatePreMulSum", s.comm));
+      Result<void> launched = launch_with(s, call, shift, type, op);
+      FABRIC_TRY(check(api_, api_.red_op_destroy(op, s.comm), "ncclRedOpDestroy", s.comm));
+      return launched;
+    }
+    return launch_with(s, call, shift, type, nccl_op(call.op));
+  }
+
+  Result<void> launch_with(Slot& s, const CollectiveCall& call, std::size_t shift,
+                           ncclDataType_t type, ncclRedOp_t op) {
     const std::size_t elt = data_type_size(call.type);
     const std::size_t count = call.counts.param;
-    char* recv = static_cast<char*>(s.recv);
-    const char* send = call.in_place ? recv + call.counts.send_inplace * s.rank * elt
-                                     : static_cast<const char*>(s.send);
+    char* recv = static_cast<char*>(s.recv) + shift + call.unalign * elt;
+    const char* send = call.in_place
+                           ? recv + call.counts.send_inplace * s.rank * elt
+                           : static_cast<const char*>(s.send) + shift + call.unalign * elt;
     char* out = recv + (call.in_place ? call.counts.recv_inplace * s.rank * elt : 0);
     ncclComm_t comm = s.comm;
     cudaStream_t stream = s.stream;
@@ -451,25 +481,61 @@ private:
     return Ok();
   }
 
-  // The timed operations, aggregated per iteration as nccl-tests' -m does. Blocking (-z 1),
-  // each operation is waited for and followed by a barrier, as nccl-tests' startColl does;
-  // no group then (a wait inside one would wait for nothing, the group not yet launched).
-  Result<void> iterations(const CollectiveCall& call, const TimingOptions& timing) {
-    for (int i = 0; i < timing.iters; ++i) {
-      if (timing.blocking) {
+  // The process's time since the start events: its slowest GPU's, as nccl-tests' host timer
+  // around all of a thread's GPUs measures it.
+  Result<double> slowest_elapsed() {
+    float slowest = 0;
+    for (Slot& s : slots_) {
+      float ms = 0;
+      FABRIC_TRY(
+          check(api_, api_.event_elapsed_time(&ms, s.start, s.stop), "cudaEventElapsedTime"));
+      slowest = std::max(slowest, ms);
+    }
+    return static_cast<double>(slowest) / 1e3;
+  }
+
+  // The timed operations, aggregated per iteration as nccl-tests' -m does, each at its
+  // rotation offset. Blocking (-z 1 and 2), each operation is waited for (and, -z 1,
+  // followed by a barrier), as nccl-tests' startColl does; no group then (a wait inside one
+  // would wait for nothing, the group not yet launched). -z 3 is timed_run's.
+  Result<void> iterations(const CollectiveCall& call, const TimingOptions& timing, int first = 0,
+                          int count = -1) {
+    const int end = count < 0 ? timing.iters : first + count;
+    for (int i = first; i < end; ++i) {
+      const long op0 = static_cast<long>(i) * timing.agg_iters;
+      if (timing.blocking == 1 || timing.blocking == 2) {
         for (int a = 0; a < timing.agg_iters; ++a) {
-          FABRIC_TRY(launch(call));
+          FABRIC_TRY(launch(call, rotation_offset(call, timing.rotate_bytes, op0 + a)));
           FABRIC_TRY(wait());
-          FABRIC_TRY(barrier());
+          if (timing.blocking == 1) FABRIC_TRY(barrier());
         }
         continue;
       }
       if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_start(), "ncclGroupStart"));
       for (int a = 0; a < timing.agg_iters; ++a)
-        FABRIC_TRY(launch(call));
+        FABRIC_TRY(launch(call, rotation_offset(call, timing.rotate_bytes, op0 + a)));
       if (timing.agg_iters > 1) FABRIC_TRY(check(api_, api_.group_end(), "ncclGroupEnd"));
     }
     return Ok();
+  }
+
+  // -z 3: each iteration timed on its own and waited for, then a barrier outside the time.
+  Result<double> iteration_seconds(const CollectiveCall& call, const TimingOptions& timing,
+                                   double& host_seconds) {
+    double seconds = 0;
+    for (int i = 0; i < timing.iters; ++i) {
+      const auto host_start = std::chrono::steady_clock::now();
+      FABRIC_TRY(record_all(&Slot::start));
+      FABRIC_TRY(iterations(call, timing, i, 1));
+      FABRIC_TRY(record_all(&Slot::stop));
+      FABRIC_TRY(wait());
+      host_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+      FABRIC_ASSIGN_OR_RETURN(double elapsed, slowest_elapsed());
+      seconds += elapsed;
+      FABRIC_TRY(barrier());
+    }
+    return seconds;
   }
 
   // Every slot's stream captured at once (thread-local mode, as nccl-tests, so that NCCL's
@@ -491,7 +557,7 @@ private:
     }
     if (launched.ok()) {
       TimingOptions captured = timing;
-      captured.blocking = false;
+      captured.blocking = 0;
       launched = iterations(call, captured);
     }
     std::vector<cudaGraph_t> graphs(slots_.size(), nullptr);

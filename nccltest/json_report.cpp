@@ -23,9 +23,9 @@ void number(json::Writer& w, double v) {
   }
 }
 
-void placement(json::Writer& w, const char* key, const PlacementResult& p) {
+void placement(json::Writer& w, const char* key, const PlacementResult& p, bool cputime) {
   w.key(key).begin_object();
-  w.key("time");
+  w.key(cputime ? "cpu_time" : "time");
   number(w, p.time_us);
   w.key("alg_bw");
   number(w, p.algbw);
@@ -61,7 +61,7 @@ void nccl_tests_config(json::Writer& w, const RunHeader& h) {
   w.field("graph", h.graph_launches);
   w.field("blocking_collectives", h.blocking ? "true" : "false");
   w.field("per_iter_timing", "false").field("per_iter_skip", 0);
-  w.field("parallel_init", "false");
+  w.field("parallel_init", h.parallel_init ? "true" : "false");
   w.key("devices").begin_array();
   for (const RankInfo& r : h.ranks) {
     w.begin_object();
@@ -243,8 +243,8 @@ std::string render_json_report(const RunRecord& r) {
     w.field("type", data_type_name(row.type))
         .field("redop", row.op)
         .field("root", root_text(row.root));
-    placement(w, "out_of_place", row.out_of_place);
-    placement(w, "in_place", row.in_place);
+    placement(w, "out_of_place", row.out_of_place, h.report_cputime);
+    placement(w, "in_place", row.in_place, h.report_cputime);
     w.field("actual_iterations", h.iters).field("experiment_name", "");
     w.end_object();
   }

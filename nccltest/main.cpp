@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   cli::CommonOptions common;
   cli::add_common_options(app, kProgram, common);
   RawOptions raw;
+  raw.program = argc > 0 ? argv[0] : "";
   add_options(app, raw);
 
   const GetEnv env = process_env();

@@ -78,6 +78,9 @@ std::string bind_api(Api& a, const SymbolLookup& nccl, const SymbolLookup& cudar
   bind(nccl, a.all_to_all, "ncclAlltoAll", nccl_error, /*optional=*/true);
   bind(nccl, a.send, "ncclSend", nccl_error);
   bind(nccl, a.recv, "ncclRecv", nccl_error);
+  bind(nccl, a.red_op_create_pre_mul_sum, "ncclRedOpCreatePreMulSum", nccl_error,
+       /*optional=*/true);
+  bind(nccl, a.red_op_destroy, "ncclRedOpDestroy", nccl_error, /*optional=*/true);
   bind(nccl, a.group_start, "ncclGroupStart", nccl_error);
   bind(nccl, a.group_end, "ncclGroupEnd", nccl_error);
   bind(nccl, a.comm_register, "ncclCommRegister", nccl_error, true);
@@ -93,6 +96,7 @@ std::string bind_api(Api& a, const SymbolLookup& nccl, const SymbolLookup& cudar
   bind(cudart, a.free, "cudaFree", cuda_error);
   bind(cudart, a.memcpy, "cudaMemcpy", cuda_error);
   bind(cudart, a.mem_get_info, "cudaMemGetInfo", cuda_error);
+  bind(cudart, a.device_get_attribute, "cudaDeviceGetAttribute", cuda_error);
   bind(cudart, a.device_get_pci_bus_id, "cudaDeviceGetPCIBusId", cuda_error);
   // CUDA 12 renamed the entry point (the struct grew); its name field stays first.
   bind(cudart, a.get_device_properties, "cudaGetDeviceProperties_v2", cuda_error, true);
@@ -179,6 +183,12 @@ ncclDataType_t nccl_type(DataType t) {
   case DataType::kInt64: return ncclInt64;
   case DataType::kHalf: return ncclFloat16;
   case DataType::kBfloat16: return ncclBfloat16;
+  case DataType::kInt8: return ncclInt8;
+  case DataType::kUint8: return ncclUint8;
+  case DataType::kUint32: return ncclUint32;
+  case DataType::kUint64: return ncclUint64;
+  case DataType::kFloat8e4m3: return ncclFloat8e4m3;
+  case DataType::kFloat8e5m2: return ncclFloat8e5m2;
   }
   return ncclFloat32;
 }
@@ -190,6 +200,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   case ReduceOp::kMax: return ncclMax;
   case ReduceOp::kMin: return ncclMin;
   case ReduceOp::kAvg: return ncclAvg;
+  case ReduceOp::kMulSum: break;
   }
   return ncclSum;
 }

@@ -45,6 +45,10 @@ struct Api {
   ncclResult_t (*send)(const void*, size_t, ncclDataType_t, int, ncclComm_t,
                        cudaStream_t) = nullptr;
   ncclResult_t (*recv)(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
+  // Optional: mulsum only (ncclRedOpCreatePreMulSum, NCCL 2.11).
+  ncclResult_t (*red_op_create_pre_mul_sum)(ncclRedOp_t*, void*, ncclDataType_t,
+                                            ncclScalarResidence_t, ncclComm_t) = nullptr;
+  ncclResult_t (*red_op_destroy)(ncclRedOp_t, ncclComm_t) = nullptr;
   ncclResult_t (*group_start)() = nullptr;
   ncclResult_t (*group_end)() = nullptr;
   // Optional: NCCL 2.19 added buffer registration (-R 1) and ncclMemAlloc, 2.27 symmetric
@@ -66,6 +70,7 @@ struct Api {
   cudaError_t (*mem_get_info)(size_t*, size_t*) = nullptr;
   cudaError_t (*device_get_pci_bus_id)(char*, int, int) = nullptr;
   cudaError_t (*get_device_properties)(void*, int) = nullptr; // cudaDeviceProp, name first
+  cudaError_t (*device_get_attribute)(int*, cudaDeviceAttr, int) = nullptr;
   cudaError_t (*stream_create_with_flags)(cudaStream_t*, unsigned) = nullptr;
   cudaError_t (*stream_destroy)(cudaStream_t) = nullptr;
   cudaError_t (*stream_synchronize)(cudaStream_t) = nullptr;
@@ -110,7 +115,8 @@ Result<const Api*> api();
 Result<void> check(const Api& a, ncclResult_t rc, const char* operation, ncclComm_t comm = nullptr);
 Result<void> check(const Api& a, cudaError_t rc, const char* operation);
 
-// The NCCL enums for our types and operations.
+// The NCCL enums for our types and operations (mulsum has none: its operation is made per
+// call with ncclRedOpCreatePreMulSum).
 ncclDataType_t nccl_type(DataType t);
 ncclRedOp_t nccl_op(ReduceOp op);
 

@@ -67,6 +67,12 @@ Result<DeviceFacts> describe_device(int device) {
   std::size_t free_bytes = 0, total = 0;
   FABRIC_TRY(check(*a, a->mem_get_info(&free_bytes, &total), "cudaMemGetInfo"));
   facts.free_memory = free_bytes;
+  int major = 0, minor = 0;
+  FABRIC_TRY(check(*a, a->device_get_attribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                   "cudaDeviceGetAttribute"));
+  FABRIC_TRY(check(*a, a->device_get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+                   "cudaDeviceGetAttribute"));
+  facts.compute_capability = major * 10 + minor;
   return facts;
 }
 

@@ -33,6 +33,7 @@ struct DeviceFacts {
   std::string name;       // "NVIDIA H100 80GB HBM3"
   std::string pci_bus_id; // "0000:07:00"
   uint64_t free_memory = 0;
+  int compute_capability = 0; // 90 for sm_90
 };
 Result<DeviceFacts> describe_device(int device);
 

@@ -35,6 +35,24 @@ std::string join_types(BackendKind b) {
   return out;
 }
 
+// nccl-tests' flags that select what fabric-nccltest has no code for: refused only where
+// running anyway would print something else than what was asked for.
+Result<void> nccl_tests_only_flags(const RawOptions& raw) {
+  if (raw.device_impl != 0) {
+    return Error(ErrorCode::kUnsupported, "-D/--device_implementation",
+                 std::to_string(raw.device_impl) +
+                     ": nccl-tests' own device-API kernels are not part of fabric-nccltest; "
+                     "NCCL's implementation (-D 0) is what it measures");
+  }
+  if (raw.per_iter_timing != 0) {
+    return Error(ErrorCode::kUnsupported, "-I/--per_iter_timing",
+                 std::to_string(raw.per_iter_timing) +
+                     ": nccl-tests' per-iteration columns (i_min, i_max, i_p99, i_cv%) are not "
+                     "produced here, and a row without them would misread in their parsers");
+  }
+  return Ok();
+}
+
 std::string join_ops(BackendKind b) {
   std::string out;
   for (ReduceOp op : kAllReduceOps) {
@@ -48,7 +66,8 @@ std::string join_ops(BackendKind b) {
 void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--collective", raw.collective,
                  "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or "
-                 "sendrecv (default all_reduce)");
+                 "sendrecv (default: the program's name, all_reduce_perf and so on, else "
+                 "all_reduce)");
   app.add_option("--backend", raw.backend,
                  "nccl (GPUs), mpi (host memory), or auto: nccl when a CUDA device is visible, "
                  "else mpi (default auto)");
@@ -66,7 +85,8 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("-d,--datatype", raw.datatype,
                  "float, double, int32, int64, half, bfloat16 (nccl), or all (default float)");
   app.add_option("-o,--op", raw.op, "sum, prod, min, max, avg (nccl), or all (default sum)");
-  app.add_option("-r,--root", raw.root, "Root rank of broadcast and reduce (default 0)");
+  app.add_option("-r,--root", raw.root,
+                 "Root rank of broadcast and reduce; -1: every rank in turn (default 0)");
   app.add_option("-a,--average", raw.average,
                  "Time reported: 0 rank 0's, 1 the mean over ranks, 2 the minimum, 3 the "
                  "maximum (default 1)");
@@ -74,8 +94,9 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "Capture the timed iterations in a CUDA graph and launch it this many times "
                  "(nccl backend; default 0)");
   app.add_option("-z,--blocking", raw.blocking,
-                 "1: wait for each operation to complete, then a barrier of all ranks, "
-                 "before the next (nccl-tests' -z; default 0)");
+                 "1: wait for each operation, then a barrier of all ranks; 2: wait for each, "
+                 "no barrier; 3: wait and barrier after each iteration of -m operations, the "
+                 "barrier not timed (nccl-tests' -z; default 0)");
   app.add_option("-g,--ngpus", raw.ngpus,
                  "GPUs per thread, one rank each (nccl backend; default 1): -g 8 drives a "
                  "whole 8-GPU node from one process");
@@ -84,6 +105,32 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("-R,--local_register", raw.registration,
                  "Buffer registration: 0 none, 1 ncclCommRegister, 2 symmetric windows "
                  "(NCCL 2.27; default 0)");
+  app.add_option("-N,--run_cycles", raw.run_cycles,
+                 "Run the sizes this many times, printing each; 0: until stopped (default 1)");
+  app.add_option("-p,--parallel_init", raw.parallel_init,
+                 "nccl-tests' parallel communicator set-up by its threads; one thread per rank "
+                 "here, so nothing to parallelise (accepted, noted)");
+  app.add_option("-y,--stream_null", raw.stream_null,
+                 "1: run on CUDA's default stream instead of a non-blocking one (nccl backend)");
+  app.add_option("-C,--report_cputime", raw.report_cputime,
+                 "1: report the host's time to issue the operations (\"cputime\") instead of "
+                 "their completion time");
+  app.add_option("-S,--report_timestamps", raw.report_timestamps,
+                 "1: end each row with the time it completed");
+  app.add_option("-x,--cta_policy", raw.cta_policy,
+                 "NCCL's CTA policy: 0 default, 1 efficiency, 2 zero (nccl backend; default: "
+                 "NCCL's)");
+  app.add_option("-D,--device_implementation", raw.device_impl,
+                 "nccl-tests' own device-API kernels: only 0 (NCCL's implementation) here");
+  app.add_option("-V,--device_cta_count", raw.device_cta_count,
+                 "CTAs of -D's kernels (only with -D > 0)");
+  app.add_option("-M,--memory", raw.memory_report,
+                 "1: nccl-tests' GPU memory report (accepted, noted: not reported here)");
+  app.add_option("-u,--unalign", raw.unalign,
+                 "Start the buffers this many elements past their alignment (default 0)");
+  app.add_option("-I,--per_iter_timing", raw.per_iter_timing,
+                 "nccl-tests' per-iteration columns: only 0 here");
+  app.add_option("-K,--per_iter_skip", raw.per_iter_skip, "Leading samples -I leaves out");
   app.add_option("-T,--timeout", raw.timeout_s,
                  "Watchdog: abort the run, naming the ranks that had not finished, when "
                  "communicator setup or any phase makes no progress for this many seconds "
@@ -123,7 +170,16 @@ void add_options(CLI::App& app, RawOptions& raw) {
 Result<Options> validate_options(const RawOptions& raw, std::vector<std::string> args) {
   Options o;
   o.args = std::move(args);
-  FABRIC_ASSIGN_OR_RETURN(o.collective, parse_collective(raw.collective));
+  const std::optional<Collective> named = collective_of_program(raw.program);
+  if (raw.collective.empty()) {
+    o.collective = named.value_or(Collective::kAllReduce);
+  } else {
+    FABRIC_ASSIGN_OR_RETURN(o.collective, parse_collective(raw.collective));
+    if (named && *named != o.collective) {
+      return usage("--collective", raw.collective + " contradicts the program's name, " +
+                                       collective_program(*named));
+    }
+  }
   if (raw.backend != "auto") {
     FABRIC_ASSIGN_OR_RETURN(BackendKind b, parse_backend(raw.backend));
     o.backend = b;
@@ -164,11 +220,21 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   FABRIC_TRY(in_range(raw.check_iters, 0, 1000, "-c/--check"));
   FABRIC_TRY(in_range(raw.average, 0, 3, "-a/--average"));
   FABRIC_TRY(in_range(raw.graph_launches, 0, 100000, "-G/--cudagraph"));
-  FABRIC_TRY(in_range(raw.blocking, 0, 1, "-z/--blocking"));
-  FABRIC_TRY(in_range(raw.root, 0, 65535, "-r/--root"));
+  FABRIC_TRY(in_range(raw.blocking, 0, 3, "-z/--blocking"));
+  FABRIC_TRY(in_range(raw.root, -1, 65535, "-r/--root"));
   FABRIC_TRY(in_range(raw.ngpus, 1, 64, "-g/--ngpus"));
   FABRIC_TRY(in_range(raw.nthreads, 1, 64, "-t/--nthreads"));
   FABRIC_TRY(in_range(raw.registration, 0, 2, "-R/--local_register"));
+  FABRIC_TRY(in_range(raw.run_cycles, 0, 1000000, "-N/--run_cycles"));
+  FABRIC_TRY(in_range(raw.parallel_init, 0, 1, "-p/--parallel_init"));
+  FABRIC_TRY(in_range(raw.stream_null, 0, 1, "-y/--stream_null"));
+  FABRIC_TRY(in_range(raw.report_cputime, 0, 1, "-C/--report_cputime"));
+  FABRIC_TRY(in_range(raw.report_timestamps, 0, 1, "-S/--report_timestamps"));
+  FABRIC_TRY(in_range(raw.cta_policy, -1, 2, "-x/--cta_policy"));
+  FABRIC_TRY(in_range(raw.memory_report, 0, 1, "-M/--memory"));
+  FABRIC_TRY(in_range(raw.unalign, 0, 4096, "-u/--unalign"));
+  FABRIC_TRY(in_range(raw.per_iter_skip, 0, 1000000, "-K/--per_iter_skip"));
+  FABRIC_TRY(nccl_tests_only_flags(raw));
   o.ngpus = raw.ngpus;
   o.nthreads = raw.nthreads;
   o.registration = raw.registration;
@@ -180,6 +246,33 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   o.graph_launches = raw.graph_launches;
   o.blocking = raw.blocking;
   o.root = raw.root;
+  if (o.blocking == 3 && o.graph_launches > 0) {
+    o.notes.push_back("-z 3 (blocking): incompatible with -G (CUDA graphs); switched off, as "
+                      "nccl-tests does");
+    o.blocking = 0;
+  }
+  o.run_cycles = raw.run_cycles;
+  o.parallel_init = raw.parallel_init != 0;
+  o.report_cputime = raw.report_cputime != 0;
+  o.report_timestamps = raw.report_timestamps != 0;
+  o.unalign = raw.unalign;
+  o.stream_null = raw.stream_null != 0;
+  o.cta_policy = raw.cta_policy;
+  if (raw.parallel_init) {
+    o.notes.push_back("-p 1 (parallel_init): each rank sets up its one communicator with one "
+                      "thread; nothing runs in parallel");
+  }
+  if (raw.memory_report) {
+    o.notes.push_back("-M 1 (memory): nccl-tests' GPU memory report is not produced here");
+  }
+  if (raw.per_iter_skip) {
+    o.notes.push_back("-K " + std::to_string(raw.per_iter_skip) +
+                      " (per_iter_skip): needs -I 1; switched off, as nccl-tests does");
+  }
+  if (raw.device_cta_count != 16) {
+    o.notes.push_back("-V " + std::to_string(raw.device_cta_count) +
+                      " (device_cta_count): only counts with -D > 0, which this tool does not run");
+  }
 
   if (raw.datatype == "all") {
     o.all_types = true;
@@ -292,6 +385,22 @@ Result<void> validate_for_backend(Options& o, BackendKind b) {
       }
     }
   }
+  if (b == BackendKind::kMpi) {
+    auto note = [&](bool given, const std::string& line) {
+      if (given) o.notes.push_back(line + " on host memory (mpi backend): ignored");
+    };
+    note(o.stream_null, "-y 1 (stream_null): no CUDA stream");
+    note(o.cta_policy >= 0, "-x " + std::to_string(o.cta_policy) + " (cta_policy): no NCCL");
+  }
+  if (b == BackendKind::kNccl) {
+    if (o.stream_null) {
+      o.notes.push_back("-y 1 (stream_null): the nccl backend keeps its non-blocking stream");
+    }
+    if (o.cta_policy >= 0) {
+      o.notes.push_back("-x " + std::to_string(o.cta_policy) +
+                        " (cta_policy): NCCL's default CTA policy is used");
+    }
+  }
   if (b == BackendKind::kMpi && o.graph_launches > 0) {
     return usage("-G/--cudagraph",
                  std::to_string(o.graph_launches) + ": CUDA graphs need the nccl backend");
@@ -307,6 +416,28 @@ Result<void> validate_for_backend(Options& o, BackendKind b) {
   }
   if (b == BackendKind::kMpi && o.require_rdma) {
     return usage("--require-rdma", "reads NCCL's transport choice: it needs the nccl backend");
+  }
+  return Ok();
+}
+
+Result<void> restrict_fp8(Options& o, int nccl_version, int min_compute_capability) {
+  std::string missing;
+  if (nccl_version < 22400) {
+    missing = "NCCL 2.24 or newer (this one is " + std::to_string(nccl_version) + ")";
+  } else if (min_compute_capability < 90) {
+    missing = "every GPU of the run to be a Hopper or newer (compute capability 9.0; one has " +
+              std::to_string(min_compute_capability / 10) + "." +
+              std::to_string(min_compute_capability % 10) + ")";
+  }
+  if (missing.empty()) return Ok();
+  if (o.all_types) {
+    std::erase_if(o.types, is_fp8);
+    return Ok();
+  }
+  for (DataType t : o.types) {
+    if (is_fp8(t)) {
+      return usage("-d/--datatype", std::string(data_type_name(t)) + ": fp8 needs " + missing);
+    }
   }
   return Ok();
 }

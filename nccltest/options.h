@@ -33,14 +33,26 @@ struct Options {
   std::vector<DataType> types{DataType::kFloat};
   bool all_types = false; // -d all: every type the backend has
   std::vector<ReduceOp> ops{ReduceOp::kSum};
-  bool all_ops = false; // -o all
-  int root = 0;
+  bool all_ops = false;   // -o all
+  int root = 0;           // -1: every rank in turn (-r -1)
   int average = 1;        // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
   int graph_launches = 0; // -G (nccl backend)
-  int blocking = 0;       // -z 0 or 1
+  // -z: 0 none; 1 wait and barrier after each operation; 2 wait after each, no barrier;
+  // 3 wait and barrier after each iteration of -m operations, the barrier not timed.
+  int blocking = 0;
   // -g, -t: GPUs per thread and threads per process, as nccl-tests runs them (nccl backend:
   // one rank per GPU, ngpus * nthreads per process); -R: buffer registration 0/1/2.
   int ngpus = 1, nthreads = 1, registration = 0;
+  int run_cycles = 1;             // -N: sweeps of the sizes; 0: until stopped
+  bool parallel_init = false;     // -p: printed as nccl-tests does; one thread per rank here
+  bool report_cputime = false;    // -C: the host's time to issue the operations
+  bool report_timestamps = false; // -S: a timestamp at the end of each row
+  int unalign = 0;                // -u: buffers start this many elements off alignment
+  bool stream_null = false;       // -y: the nccl backend runs on CUDA's default stream
+  int cta_policy = -1;            // -x: NCCL's CTAPolicy (nccl backend); -1: NCCL's default
+  // Flags that mean nothing on the chosen backend, one line each for the header
+  // (validate_for_backend fills it).
+  std::vector<std::string> notes;
   double timeout_s = 0; // -T: watchdog, per phase; 0: off
   std::optional<std::string> json_path, prom_path, plot_path;
   std::optional<double> min_busbw;     // GB/s
@@ -58,7 +70,8 @@ struct Options {
 
 // Options as typed, before conversion (CLI11 binds to these).
 struct RawOptions {
-  std::string collective = "all_reduce";
+  std::string program;    // argv[0]: all_reduce_perf and the like pick the collective
+  std::string collective; // --collective; empty: the program's, else all_reduce
   std::string backend = "auto";
   std::string min_bytes = "33554432", max_bytes = "33554432", step_bytes = "1048576";
   std::string step_factor = "1";
@@ -66,6 +79,12 @@ struct RawOptions {
   std::string datatype = "float", op = "sum";
   int root = 0, average = 1, graph_launches = 0, blocking = 0;
   int ngpus = 1, nthreads = 1, registration = 0;
+  // nccl-tests' remaining flags (-N -p -y -C -S -x -D -V -M -u -I -K), as its getopt
+  // takes them: each with a value.
+  int run_cycles = 1, parallel_init = 0, stream_null = 0, report_cputime = 0;
+  int report_timestamps = 0, cta_policy = -1, device_impl = 0;
+  int device_cta_count = 16, memory_report = 0, unalign = 0, per_iter_timing = 0;
+  int per_iter_skip = 0;
   double timeout_s = 0;
   std::string json_path, prom_path, plot_path, pairs_heatmap;
   std::optional<double> min_busbw, min_busbw_pct;
@@ -89,6 +108,12 @@ Result<void> check_output_paths(const Options& options);
 // What the chosen backend can run: a type or an operation it lacks names both; -G needs
 // NCCL. Expands "-d all" and "-o all" to what the backend has.
 Result<void> validate_for_backend(Options& options, BackendKind backend);
+
+// fp8 (f8e4m3, f8e5m2) where nccl-tests runs it: NCCL 2.24 or newer (`nccl_version` as
+// ncclGetVersion gives it) and every GPU of the run a Hopper or newer (compute capability
+// 90, the smallest of every rank's). "-d all" leaves fp8 out elsewhere, as nccl-tests does;
+// a type named with -d is refused there, naming what is missing.
+Result<void> restrict_fp8(Options& options, int nccl_version, int min_compute_capability);
 
 // What each node has, for the last step.
 struct NodeResources {

@@ -54,6 +54,7 @@ struct SizeRow {
   int root = -1;
   PlacementResult out_of_place;
   PlacementResult in_place;
+  std::string timestamp; // -S: when the row completed, "2025-01-31 12:00:00"; else empty
 };
 
 // A rank whose result was wrong, for the per-rank report.
@@ -94,9 +95,13 @@ struct RunHeader {
   int warmup_iters = 0, iters = 0, agg_iters = 1, check_iters = 0, graph_launches = 0;
   int blocking = 0;
   int nthreads = 1, ngpus = 1; // per process, as they ran (-t, -g)
-  std::string backend;         // "mpi" or "nccl"
-  std::string backend_reason;  // "chosen with --backend", "no CUDA device: ..."
-  std::string launcher;        // "mpirun", "rendezvous", "single process"
+  int unalign = 0;
+  bool report_cputime = false;    // -C: the time columns are "cputime"
+  bool report_timestamps = false; // -S: a "timestamp" column ends each row
+  bool parallel_init = false;
+  std::string backend;        // "mpi" or "nccl"
+  std::string backend_reason; // "chosen with --backend", "no CUDA device: ..."
+  std::string launcher;       // "mpirun", "rendezvous", "single process"
   int nodes = 1;
   double timeout_s = 0;           // 0: no watchdog
   std::vector<std::string> notes; // extra '#' lines (rounding, fault injection, ...)

@@ -56,6 +56,10 @@ RunHeader make_header(const Session& s) {
     h.nthreads = o.nthreads;
     h.ngpus = o.ngpus;
   }
+  h.unalign = o.unalign;
+  h.report_cputime = o.report_cputime;
+  h.report_timestamps = o.report_timestamps;
+  h.parallel_init = o.parallel_init;
   h.backend = std::string(backend_name(s.backend));
   h.backend_reason = s.backend_reason;
   h.launcher = std::string(launch_kind_name(s.launch.kind));
@@ -71,6 +75,9 @@ RunHeader make_header(const Session& s) {
     if (!rounding.empty()) h.notes.push_back(rounding);
   }
   if (!s.memory_note.empty()) h.notes.push_back(s.memory_note);
+  if (!s.split_note.empty()) h.notes.push_back(s.split_note);
+  for (const std::string& note : o.notes)
+    h.notes.push_back(note);
   if (!s.nccl_log_note.empty()) h.notes.push_back(s.nccl_log_note);
   for (const std::string& note : s.setup_notes)
     h.notes.push_back(note);
@@ -153,12 +160,17 @@ Result<int> measure(Session& s, LiveRecord& live) {
         pairs = std::move(report);
         continue;
       }
-      FABRIC_ASSIGN_OR_RETURN(SweepResult sweep, run_sweep(context, type, op, o.root, on_row));
-      footer.out_of_bounds += sweep.out_of_bounds;
-      for (auto& f : sweep.failures)
-        footer.failures.push_back(std::move(f));
-      for (auto& r : sweep.rows)
-        rows.push_back(std::move(r));
+      // -r -1: every rank is the root in turn, as nccl-tests' broadcast and reduce do.
+      const bool every_root = uses_root(o.collective) && o.root < 0;
+      const int last_root = every_root ? s.size() - 1 : o.root;
+      for (int coll_root = every_root ? 0 : o.root; coll_root <= last_root; ++coll_root) {
+        FABRIC_ASSIGN_OR_RETURN(SweepResult sweep, run_sweep(context, type, op, coll_root, on_row));
+        footer.out_of_bounds += sweep.out_of_bounds;
+        for (auto& f : sweep.failures)
+          footer.failures.push_back(std::move(f));
+        for (auto& r : sweep.rows)
+          rows.push_back(std::move(r));
+      }
     }
   }
   FABRIC_ASSIGN_OR_RETURN(auto transport, collect_transport(s));

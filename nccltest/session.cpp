@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include "common/atomic_file.h"
 #include "common/cuda_runtime.h"
 #include "common/sysfs.h"
+#include "nccltest/comm_split.h"
 #include "nccltest/gpu_map.h"
 #include "nccltest/line_rate.h"
 #include "nccltest/memory_plan.h"
@@ -180,6 +183,10 @@ Result<void> plan_sizes(Session& s) {
 }
 
 Result<void> world_checks(Session& s) {
+  if (s.split && s.options.pairs) {
+    return Error(ErrorCode::kInvalidArgument, "--pairs",
+                 "splits the ranks itself; unset NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK");
+  }
   std::vector<NodeResources> nodes = node_resources(s.ranks, s.backend);
   FABRIC_TRY(validate_for_world(s.options, s.backend, s.nranks(), nodes));
   if (s.options.min_busbw_pct) {
@@ -202,6 +209,41 @@ void remove_nccl_logs(const std::string& dir) {
     ::closedir(d);
   }
   ::rmdir(dir.c_str());
+}
+
+// NCCL_TESTS_SPLIT(_MASK): every rank's group, for the device lines and the header.
+Result<void> assign_groups(Session& s) {
+  FABRIC_ASSIGN_OR_RETURN(
+      s.split, split_color(std::getenv(kSplitMaskEnv), std::getenv(kSplitEnv), s.rank()));
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> colors,
+                          s.group->allgather(s.split ? std::to_string(*s.split) : ""));
+  std::vector<int> groups;
+  for (std::size_t r = 0; r < colors.size() && r < s.ranks.size(); ++r) {
+    s.ranks[r].info.group = colors[r].empty() ? 0 : std::atoi(colors[r].c_str());
+    if (std::find(groups.begin(), groups.end(), s.ranks[r].info.group) == groups.end())
+      groups.push_back(s.ranks[r].info.group);
+  }
+  if (s.split) {
+    s.split_note = std::string(std::getenv(kSplitMaskEnv) ? kSplitMaskEnv : kSplitEnv) + ": " +
+                   std::to_string(groups.size()) +
+                   " groups, each running the collective on its own communicator; times "
+                   "are aggregated over every rank, as nccl-tests does";
+  }
+  return Ok();
+}
+
+// Every rank drops or refuses fp8 alike, from the smallest compute capability of the run.
+Result<void> agree_on_fp8(Session& s, const std::vector<int>& devices) {
+  int mine = std::numeric_limits<int>::max();
+  for (int device : devices) {
+    FABRIC_ASSIGN_OR_RETURN(nccl::DeviceFacts facts, nccl::describe_device(device));
+    mine = std::min(mine, facts.compute_capability);
+  }
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all, s.group->allgather(std::to_string(mine)));
+  int lowest = mine;
+  for (const std::string& cc : all)
+    lowest = std::min(lowest, std::atoi(cc.c_str()));
+  return restrict_fp8(s.options, s.nccl_library, lowest);
 }
 
 } // namespace
@@ -306,6 +348,10 @@ Result<void> open_session(Session& s, int* argc, char*** argv,
       s.ranks.push_back(std::move(f));
   }
   s.nodes = place_ranks(s.ranks);
+  if (auto grouped = assign_groups(s); !grouped.ok()) {
+    shared_error = true;
+    return grouped;
+  }
   if (auto planned = plan_sizes(s); !planned.ok()) {
     shared_error = true;
     return planned;
@@ -379,11 +425,23 @@ Result<void> open_engine(Session& s) {
     s.nccl_library = nccl::library_version();
     for (std::string& note : setup_options.notes)
       s.setup_notes.push_back(std::move(note));
+    FABRIC_TRY(agree_on_fp8(s, setup_options.devices));
+  }
+  if (s.split) {
+    FABRIC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> mine, s.engine->split(*s.split, s.rank()));
+    s.engine = std::move(mine);
+    if (uses_root(s.options.collective) && s.options.root >= s.engine->size()) {
+      return Error(ErrorCode::kInvalidArgument, "-r/--root",
+                   std::to_string(s.options.root) + " is not a rank of this rank's group (" +
+                       std::to_string(s.engine->size()) + " ranks)");
+    }
   }
   s.engine->poll_aborts(&s.abort);
   // nccl-tests allocates both buffers at the larger size: in place, the receive buffer
   // also holds the input (reduce_scatter's whole input). The size was planned to fit.
-  const std::size_t each = buffer_size(s.options, s.options.sweep.max_bytes, s.nranks());
+  // -u: room for the widest type's elements past the start, as nccl-tests pads them.
+  const std::size_t each = buffer_size(s.options, s.options.sweep.max_bytes, s.engine->size()) +
+                           8 * static_cast<std::size_t>(s.options.unalign);
   FABRIC_TRY(s.engine->allocate(each, each));
   s.progress.end(setup);
   return Ok();

@@ -16,7 +16,8 @@ inline constexpr std::size_t kJudgedFromBytes = std::size_t{64} << 20;
 double average_busbw(const std::vector<SizeRow>& rows);
 
 // Fills avg_busbw, judged_busbw/judged_on and threshold_ok (when a threshold is set).
-// NCCL_TESTS_MIN_BW keeps nccl-tests' own 10% slack: it fails below 0.9 x the value.
+// NCCL_TESTS_MIN_BW keeps nccl-tests' meaning: it fails when the average over every size
+// (the "Avg bus bandwidth" line) is below 0.9 x the value.
 void apply_threshold(RunFooter& footer, const std::vector<SizeRow>& rows);
 
 // The run's exit status from its footer: 3 (below threshold) when a check found a wrong

@@ -4,6 +4,8 @@
 #include <numeric>
 
 #include "nccltest/data_check.h"
+#include "nccltest/memory_plan.h"
+#include "nccltest/outputs.h"
 #include "nccltest/sizes.h"
 
 namespace fabric::nccltest {
@@ -153,6 +155,7 @@ Result<SweepResult> run_sweep(SweepContext& c, DataType type, ReduceOp op, int r
   call.type = type;
   call.op = op;
   call.root = root;
+  call.unalign = static_cast<std::size_t>(o.unalign);
 
   Beat warm = c.progress.begin("warm-up", coll);
   for (std::size_t bytes : warmup_sizes(o.sweep)) {
@@ -167,27 +170,33 @@ Result<SweepResult> run_sweep(SweepContext& c, DataType type, ReduceOp op, int r
   timing.iters = o.iters;
   timing.agg_iters = o.agg_iters;
   timing.graph_launches = o.graph_launches;
-  timing.blocking = o.blocking != 0;
+  timing.blocking = o.blocking;
+  timing.report_cputime = o.report_cputime;
+  timing.rotate_bytes = std::min(o.sweep.max_bytes, buffer_size(o, o.sweep.max_bytes, n));
 
   SweepResult result;
-  for (std::size_t bytes : sweep_sizes(o.sweep)) {
-    call.counts = collective_counts(o.collective, bytes, elt, n);
-    SizeRow row;
-    row.bytes = call.counts.printed_bytes(elt);
-    row.count = call.counts.param;
-    row.type = type;
-    row.op = prints_op(o.collective) ? std::string(reduce_op_name(op)) : "none";
-    row.root = uses_root(o.collective) ? root : -1;
-    for (bool in_place : {false, true}) {
-      call.in_place = in_place;
-      FABRIC_ASSIGN_OR_RETURN(PlacementOutcome p, measure_placement(c, call, row.bytes, timing));
-      (in_place ? row.in_place : row.out_of_place) = std::move(p.result);
-      result.out_of_bounds += p.failed_checks;
-      for (auto& f : p.failures)
-        result.failures.push_back(std::move(f));
+  // -N: the sizes again, each cycle printed, after one warm-up (nccl-tests' TimeTest).
+  for (long cycle = 0; o.run_cycles == 0 || cycle < o.run_cycles; ++cycle) {
+    for (std::size_t bytes : sweep_sizes(o.sweep)) {
+      call.counts = collective_counts(o.collective, bytes, elt, n);
+      SizeRow row;
+      row.bytes = call.counts.printed_bytes(elt);
+      row.count = call.counts.param;
+      row.type = type;
+      row.op = prints_op(o.collective) ? std::string(reduce_op_name(op)) : "none";
+      row.root = uses_root(o.collective) ? root : -1;
+      for (bool in_place : {false, true}) {
+        call.in_place = in_place;
+        FABRIC_ASSIGN_OR_RETURN(PlacementOutcome p, measure_placement(c, call, row.bytes, timing));
+        (in_place ? row.in_place : row.out_of_place) = std::move(p.result);
+        result.out_of_bounds += p.failed_checks;
+        for (auto& f : p.failures)
+          result.failures.push_back(std::move(f));
+      }
+      if (o.report_timestamps) row.timestamp = now_text();
+      if (c.group.rank() == 0 && on_row) on_row(row);
+      result.rows.push_back(std::move(row));
     }
-    if (c.group.rank() == 0 && on_row) on_row(row);
-    result.rows.push_back(std::move(row));
   }
   return result;
 }

@@ -106,9 +106,18 @@ std::string render_text_header(const RunHeader& h) {
                 h.nthreads, h.ngpus, h.min_bytes, h.max_bytes,
                 h.step_factor > 1 ? h.step_factor : h.step_bytes,
                 h.step_factor > 1 ? "factor" : "bytes", h.warmup_iters, h.iters, h.agg_iters,
-                h.check_iters, h.graph_launches, 0);
+                h.check_iters, h.graph_launches, h.unalign);
   if (h.blocking == 1)
-    out += "# Blocking Enabled: wait for completion and barrier after each collective \n";
+    out += "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n";
+  if (h.blocking == 2)
+    out += "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n";
+  if (h.blocking == 3) {
+    out += "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes "
+           "barrier \n";
+  }
+  if (h.parallel_init) {
+    out += "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n";
+  }
   std::string nodes = format("%d rank%s on %d node%s", static_cast<int>(h.ranks.size()),
                              h.ranks.size() == 1 ? "" : "s", h.nodes, h.nodes == 1 ? "" : "s");
   std::string watchdog =
@@ -127,12 +136,18 @@ std::string render_text_header(const RunHeader& h) {
   out += format("# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
                 "in-place          \n",
                 "", "", "", "", "");
+  // As nccl-tests' writeResultHeader: -S adds a 19-wide "timestamp" column, -C names the
+  // time columns "cputime".
+  const int stamp_width = h.report_timestamps ? 19 : 0;
+  const char* stamp_label = h.report_timestamps ? "timestamp" : "";
+  const char* stamp_format = h.report_timestamps ? "%Y-%m-%d %H:%M:%S" : "";
+  const char* time = h.report_cputime ? "cputime" : "time";
   out += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size",
-                "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-                "algbw", "busbw", "#wrong", 0, "");
+                "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw",
+                "busbw", "#wrong", stamp_width, stamp_label);
   out += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)",
                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                "(GB/s)", "", 0, "");
+                "(GB/s)", "", stamp_width, stamp_format);
   return out;
 }
 
@@ -141,6 +156,7 @@ std::string render_text_row(const SizeRow& row) {
                            std::string(data_type_name(row.type)).c_str(), row.op.c_str(), row.root);
   out += placement_fields(row.out_of_place);
   out += placement_fields(row.in_place);
+  if (!row.timestamp.empty()) out += format("%21s", row.timestamp.c_str());
   out += "\n";
   return out;
 }

@@ -21,6 +21,9 @@
 #   memalloc, register:1, register:2   buffers from ncclMemAlloc; -R 1 and -R 2, 0 wrong
 #   gpus_per_process, threads   with 2 GPUs or more: -g <all GPUs> from one process, then
 #              -t 2 -g <half> with -G and -R 1, 0 wrong, one device line per GPU
+#   fp8_mulsum  -d f8e4m3 and -d f8e5m2 named (Hopper and NCCL 2.24 run them) with every
+#              op, mulsum included: 0 wrong
+#   drop_in    -z 3 -u 1 -C 1 -S 1 -N 2 (nccl-tests flags) once: 0 wrong
 #   vs_nccl_tests  all_reduce_perf -g 1 and fabric-nccltest alternating three times: time
 #              per size within 2% of all_reduce_perf's median at 1 MiB and above, start-up
 #              at most 1.2x (skipped, and named, without --nccl-tests)
@@ -192,6 +195,10 @@ done
 checked_run graph "all_reduce -G 4" -b 8 -e 64M -f 4 -n 5 -c 1 -G 4
 checked_run blocking "all_reduce -z 1" -b 8 -e 64M -f 4 -n 5 -c 1 -z 1
 checked_run average "all_reduce -a 1" -b 8 -e 64M -f 4 -n 5 -c 1 -a 1
+for fp8 in f8e4m3 f8e5m2; do
+  checked_run "fp8_mulsum:$fp8" "all_reduce -d $fp8 -o all" -b 8 -e 64M -f 4 -n 5 -c 1 -d "$fp8" -o all
+done
+checked_run drop_in "-z 3 -u 1 -C 1 -S 1 -N 2" -b 8 -e 64M -f 4 -n 5 -c 1 -z 3 -u 1 -C 1 -S 1 -N 2
 
 # --- nccl-tests' -g, -t and -R; ncclMemAlloc ---------------------------------------------
 # has_line NAME LOG REGEX DETAIL: a step that passes when the run's log has the line.

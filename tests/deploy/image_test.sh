@@ -23,4 +23,10 @@ for binary in fabric-probe fabric-cni fabric-pfc fabric-nccltest fabric-exporter
   echo "$out" | head -1
   [[ $out == "$binary "* ]] || { echo "FAIL: $binary --version in the image: $out" >&2; exit 1; }
 done
+# nccl-tests' program names are links to fabric-nccltest on the image's PATH.
+perf_names="all_reduce_perf all_gather_perf reduce_scatter_perf alltoall_perf broadcast_perf reduce_perf sendrecv_perf"
+out=$("${PODMAN[@]}" run --rm --network none "$tag" sh -c \
+  "for n in $perf_names; do \$n --version | head -1; done")
+[[ $(grep -c '^fabric-nccltest ' <<<"$out") == 7 ]] ||
+  { echo "FAIL: nccl-tests' program names in the image: $out" >&2; exit 1; }
 echo "PASS: every binary runs in $tag"

@@ -62,13 +62,13 @@ class EveryCollective : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(EveryCollective, EveryTypeAndOpChecksClean) {
   MpiRun r = mpirun(4, {"--collective", GetParam(), "-d", "all", "-o", "all", "-b", "8", "-e",
-                        "256K", "-f", "8", "-n", "3", "-w", "1", "-c", "2"});
+                        "256K", "-f", "32", "-n", "3", "-w", "1", "-c", "2"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   testing::ParsedRun parsed = testing::parse_fixed_13(r.out);
-  // 4 types x (4 ops where the collective takes one) x 6 sizes.
+  // 8 types x (4 ops where the collective takes one) x 4 sizes.
   const std::string c = GetParam();
   const bool ops = c == "all_reduce" || c == "reduce_scatter" || c == "reduce" || c == "sendrecv";
-  EXPECT_EQ(parsed.rows.size(), 4u * (ops ? 4u : 1u) * 6u) << r.out;
+  EXPECT_EQ(parsed.rows.size(), 8u * (ops ? 4u : 1u) * 4u) << r.out;
   for (const auto& row : parsed.rows) {
     EXPECT_EQ(row.oop_wrong, "0") << row.size << " " << row.type << " " << row.redop;
     if (c == "alltoall" || c == "sendrecv") {
@@ -154,8 +154,8 @@ TEST(NcclTestMpi, TheWatchdogNamesAStalledRankAndEndsTheRun) {
 TEST(NcclTestMpi, BlockingBarriersAfterEachOperation) {
   MpiRun r = mpirun(4, {"-b", "4K", "-e", "64K", "-f", "4", "-n", "3", "-m", "2", "-z", "1"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("# Blocking Enabled: wait for completion and barrier after each "
-                       "collective \n"),
+  EXPECT_NE(r.out.find("# Blocking Enabled: wait and barrier after each inner iteration (-m) "
+                       "\n"),
             std::string::npos)
       << r.out;
   testing::ParsedRun parsed = testing::parse_fixed_13(r.out);

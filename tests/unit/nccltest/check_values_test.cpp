@@ -28,40 +28,32 @@ CheckSpec spec_of(Collective c, DataType t, ReduceOp op, int n, int rank, std::s
   return s;
 }
 
+template <typename T> double load_as(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return static_cast<double>(v);
+}
+template <typename T> void store_as(std::byte* p, double v) {
+  const T x = static_cast<T>(v);
+  std::memcpy(p, &x, sizeof x);
+}
+
 // Reads element i of a buffer of type t as a double.
 double element(const Bytes& b, DataType t, std::size_t i) {
   const std::byte* p = b.data() + i * data_type_size(t);
   switch (t) {
-  case DataType::kFloat: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case DataType::kDouble: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  case DataType::kInt32: {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case DataType::kInt64: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return static_cast<double>(v);
-  }
-  case DataType::kHalf: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return half_to_float(v);
-  }
-  case DataType::kBfloat16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return bfloat16_to_float(v);
-  }
+  case DataType::kFloat: return load_as<float>(p);
+  case DataType::kDouble: return load_as<double>(p);
+  case DataType::kInt8: return load_as<int8_t>(p);
+  case DataType::kUint8: return load_as<uint8_t>(p);
+  case DataType::kInt32: return load_as<int32_t>(p);
+  case DataType::kUint32: return load_as<uint32_t>(p);
+  case DataType::kInt64: return load_as<int64_t>(p);
+  case DataType::kUint64: return load_as<uint64_t>(p);
+  case DataType::kHalf: return half_to_float(static_cast<uint16_t>(load_as<uint16_t>(p)));
+  case DataType::kBfloat16: return bfloat16_to_float(static_cast<uint16_t>(load_as<uint16_t>(p)));
+  case DataType::kFloat8e4m3: return fp8e4m3_to_double(static_cast<uint8_t>(load_as<uint8_t>(p)));
+  case DataType::kFloat8e5m2: return fp8e5m2_to_double(static_cast<uint8_t>(load_as<uint8_t>(p)));
   }
   return 0;
 }
@@ -69,38 +61,30 @@ double element(const Bytes& b, DataType t, std::size_t i) {
 void store(Bytes& b, DataType t, std::size_t i, double v) {
   std::byte* p = b.data() + i * data_type_size(t);
   switch (t) {
-  case DataType::kFloat: {
-    float x = static_cast<float>(v);
-    std::memcpy(p, &x, 4);
-    break;
+  case DataType::kFloat: return store_as<float>(p, v);
+  case DataType::kDouble: return store_as<double>(p, v);
+  case DataType::kInt8: return store_as<int8_t>(p, v);
+  case DataType::kUint8: return store_as<uint8_t>(p, v);
+  case DataType::kInt32: return store_as<int32_t>(p, v);
+  case DataType::kUint32: return store_as<uint32_t>(p, v);
+  case DataType::kInt64: return store_as<int64_t>(p, v);
+  case DataType::kUint64: return store_as<uint64_t>(p, v);
+  case DataType::kHalf: return store_as<uint16_t>(p, float_to_half(static_cast<float>(v)));
+  case DataType::kBfloat16: return store_as<uint16_t>(p, float_to_bfloat16(static_cast<float>(v)));
+  case DataType::kFloat8e4m3: return store_as<uint8_t>(p, double_to_fp8e4m3(v));
+  case DataType::kFloat8e5m2: return store_as<uint8_t>(p, double_to_fp8e5m2(v));
   }
-  case DataType::kDouble: std::memcpy(p, &v, 8); break;
-  case DataType::kInt32: {
-    int32_t x = static_cast<int32_t>(v);
-    std::memcpy(p, &x, 4);
-    break;
-  }
-  case DataType::kInt64: {
-    int64_t x = static_cast<int64_t>(v);
-    std::memcpy(p, &x, 8);
-    break;
-  }
-  case DataType::kHalf: {
-    uint16_t x = float_to_half(static_cast<float>(v));
-    std::memcpy(p, &x, 2);
-    break;
-  }
-  case DataType::kBfloat16: {
-    uint16_t x = float_to_bfloat16(static_cast<float>(v));
-    std::memcpy(p, &x, 2);
-    break;
-  }
-  }
+}
+
+// NCCL's pre-multiplied sum scales rank r's input by 1 + r % 2 (this tool's choice).
+double premul(ReduceOp op, int rank) {
+  return op == ReduceOp::kMulSum ? 1 + rank % 2 : 1;
 }
 
 double combine(ReduceOp op, double a, double b) {
   switch (op) {
   case ReduceOp::kSum:
+  case ReduceOp::kMulSum:
   case ReduceOp::kAvg: return a + b;
   case ReduceOp::kProd: return a * b;
   case ReduceOp::kMax: return std::max(a, b);
@@ -124,9 +108,9 @@ std::vector<Bytes> run_on_host(Collective c, DataType t, ReduceOp op, int n, std
   const std::size_t p = s0.counts.param;
   auto reduced = [&](std::size_t k) {
     Bytes acc(elt);
-    store(acc, t, 0, element(in[0], t, k));
+    store(acc, t, 0, element(in[0], t, k) * premul(op, 0));
     for (int r = 1; r < n; ++r)
-      store(acc, t, 0, combine(op, element(acc, t, 0), element(in[r], t, k)));
+      store(acc, t, 0, combine(op, element(acc, t, 0), element(in[r], t, k) * premul(op, r)));
     double v = element(acc, t, 0);
     return op == ReduceOp::kAvg ? (is_floating(t) ? v / n : std::trunc(v / n)) : v;
   };
@@ -169,7 +153,7 @@ TEST(CheckValues, EveryCollectiveTypeAndOpVerifiesCleanAndCatchesOneWrongElement
   for (const Case& k : cases) {
     SCOPED_TRACE(std::string(collective_name(k.c)) + " " + std::string(data_type_name(k.t)) + " " +
                  std::string(reduce_op_name(k.op)) + " n=" + std::to_string(k.n));
-    const std::size_t bytes = 4096;
+    const std::size_t bytes = 1024; // 128 to 1024 elements: every rank and block is checked
     std::vector<Bytes> out = run_on_host(k.c, k.t, k.op, k.n, bytes);
     for (int r = 0; r < k.n; ++r) {
       CheckSpec s = spec_of(k.c, k.t, k.op, k.n, r, bytes);
@@ -210,6 +194,43 @@ TEST(CheckValues, SumsStayExactForManyRanksInNarrowTypes) {
       EXPECT_LE(std::fabs(sum), 256.0);
     }
   }
+}
+
+// Unsigned types never see a negative value, whatever the operation and the ranks.
+TEST(CheckValues, UnsignedTypesGetNoNegativeValues) {
+  for (DataType t : {DataType::kUint8, DataType::kUint32, DataType::kUint64}) {
+    for (ReduceOp op : kAllReduceOps) {
+      for (int n : {2, 7, 300}) {
+        CheckSpec s = spec_of(Collective::kAllReduce, t, op, n, 0, 1024);
+        for (int r = 0; r < n; r += 3) {
+          for (std::size_t i = 0; i < 64; ++i)
+            ASSERT_GE(input_value(s, r, i), 0) << data_type_name(t) << " " << reduce_op_name(op);
+        }
+      }
+    }
+  }
+}
+
+TEST(HalfFloat, Fp8ConvertsAsCudaDoes) {
+  // Every integer up to 16 (e4m3) and 8 (e5m2) is exact: the checks' values stay there.
+  for (int v = -16; v <= 16; ++v)
+    EXPECT_EQ(fp8e4m3_to_double(double_to_fp8e4m3(v)), v);
+  for (int v = -8; v <= 8; ++v)
+    EXPECT_EQ(fp8e5m2_to_double(double_to_fp8e5m2(v)), v);
+  // Bit patterns as CUDA's cuda_fp8.h encodes them.
+  EXPECT_EQ(double_to_fp8e4m3(1.0), 0x38);
+  EXPECT_EQ(double_to_fp8e4m3(-2.0), 0xc0);
+  EXPECT_EQ(double_to_fp8e4m3(448.0), 0x7e);
+  EXPECT_EQ(double_to_fp8e4m3(1e6), 0x7e);                     // saturates (__NV_SATFINITE)
+  EXPECT_EQ(double_to_fp8e4m3(17.0), double_to_fp8e4m3(16.0)); // ties to even
+  EXPECT_EQ(double_to_fp8e4m3(std::ldexp(1.0, -9)), 0x01);     // smallest subnormal
+  EXPECT_TRUE(std::isnan(fp8e4m3_to_double(0x7f)));
+  EXPECT_EQ(double_to_fp8e5m2(1.0), 0x3c);
+  EXPECT_EQ(double_to_fp8e5m2(57344.0), 0x7b);
+  EXPECT_EQ(double_to_fp8e5m2(1e9), 0x7b);
+  EXPECT_EQ(fp8e5m2_to_double(0x7c), HUGE_VAL);
+  EXPECT_EQ(fp8e5m2_to_double(0x01), std::ldexp(1.0, -16));
+  EXPECT_EQ(fp8e4m3_to_double(double_to_fp8e4m3(0.1)), 0.1015625); // nearest: 13 x 2^-7
 }
 
 TEST(HalfFloat, ConversionsRoundTripAndRound) {

@@ -61,6 +61,21 @@ TEST(NcclTestCli, AnUnwritableOutputIsRefusedBeforeTheRun) {
   }
 }
 
+// The build tree holds nccl-tests' program names as links to the binary, as an install does.
+TEST(NcclTestCli, NcclTestsProgramNamesAreLinksThatPickTheCollective) {
+  const std::string binary = FABRIC_NCCLTEST_BINARY;
+  const std::string dir = binary.substr(0, binary.rfind('/') + 1);
+  for (std::string name : {"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf",
+                           "alltoall_perf", "broadcast_perf", "reduce_perf", "sendrecv_perf"}) {
+    const char* other = name == "all_reduce_perf" ? "sendrecv" : "all_reduce";
+    auto r = run_subprocess({dir + name, "--collective", other}, {});
+    ASSERT_TRUE(r.ok()) << name;
+    EXPECT_EQ(r->exit_status, 1) << name;
+    EXPECT_NE(r->stderr_text.find("contradicts the program's name, " + name), std::string::npos)
+        << name << ": " << r->stderr_text;
+  }
+}
+
 TEST(NcclTestCli, OnlyRankZeroPrintsAnErrorEveryRankHas) {
   SubprocessResult other =
       run({"-n", "0"}, {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}});

@@ -62,6 +62,12 @@ TEST(Collectives, NamesParseAndPrintAsNcclTests) {
   EXPECT_EQ(collective_program(Collective::kAllReduce), "all_reduce_perf");
   EXPECT_EQ(collective_program(Collective::kAllToAll), "alltoall_perf");
   EXPECT_EQ(*parse_collective("sendrecv"), Collective::kSendRecv);
+  EXPECT_EQ(collective_of_program("/opt/nccl-tests/build/all_gather_perf"), Collective::kAllGather);
+  EXPECT_EQ(collective_of_program("alltoall_perf_mpi"), Collective::kAllToAll);
+  EXPECT_EQ(collective_of_program("reduce_perf"), Collective::kReduce);
+  EXPECT_EQ(collective_of_program("fabric-nccltest"), std::nullopt);
+  EXPECT_EQ(collective_of_program("gather_perf"), std::nullopt);
+  EXPECT_EQ(collective_of_program("/usr/bin/all_reduce_perf/"), std::nullopt);
   auto bad = parse_collective("allreduce");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("'allreduce'"), std::string::npos);
@@ -69,7 +75,10 @@ TEST(Collectives, NamesParseAndPrintAsNcclTests) {
   EXPECT_EQ(*parse_data_type("bfloat16"), DataType::kBfloat16);
   EXPECT_EQ(data_type_size(DataType::kHalf), 2u);
   EXPECT_EQ(*parse_reduce_op("avg"), ReduceOp::kAvg);
-  EXPECT_FALSE(parse_reduce_op("mulsum").ok());
+  EXPECT_EQ(*parse_reduce_op("mulsum"), ReduceOp::kMulSum);
+  EXPECT_EQ(*parse_data_type("f8e4m3"), DataType::kFloat8e4m3);
+  EXPECT_EQ(data_type_size(DataType::kUint8), 1u);
+  EXPECT_EQ(data_type_size(DataType::kUint64), 8u);
   EXPECT_TRUE(prints_op(Collective::kSendRecv));
   EXPECT_FALSE(uses_op(Collective::kSendRecv));
   EXPECT_FALSE(checks_in_place(Collective::kAllToAll));

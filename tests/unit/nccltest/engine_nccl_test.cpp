@@ -109,6 +109,57 @@ TEST_F(NcclEngine, WithoutBlockingEachIterationIsOneGroupAndNothingWaits) {
   EXPECT_EQ(timed_run_calls(timing), expected);
 }
 
+TEST_F(NcclEngine, ZTwoWaitsWithoutBarrierAndZThreeBarriersPerIterationOutsideTheTime) {
+  TimingOptions timing;
+  timing.iters = 2;
+  timing.agg_iters = 2;
+  timing.blocking = 2;
+  Calls expected = {"ncclAllReduce", "wait", "barrier", "wait", "cudaEventRecord"};
+  for (int op = 0; op < 4; ++op)
+    expected.insert(expected.end(), {"ncclAllReduce", "wait"});
+  expected.insert(expected.end(), {"cudaEventRecord", "wait"});
+  EXPECT_EQ(timed_run_calls(timing), expected);
+  timing.blocking = 3;
+  expected = {"ncclAllReduce", "wait", "barrier", "wait"};
+  for (int i = 0; i < 2; ++i) {
+    expected.insert(expected.end(),
+                    {"cudaEventRecord", "ncclGroupStart", "ncclAllReduce", "ncclAllReduce",
+                     "ncclGroupEnd", "cudaEventRecord", "wait", "barrier", "wait"});
+  }
+  EXPECT_EQ(timed_run_calls(timing), expected);
+}
+
+// As nccl-tests' startColl: operation i starts at slot i % (max bytes / message bytes), and
+// -u moves every buffer by that many elements.
+TEST_F(NcclEngine, OperationsRotateThroughTheBufferAndUnalignShiftsThem) {
+  auto engine = make_nccl_engine(api_, fake_comm(), 0);
+  ASSERT_TRUE(engine.ok());
+  {
+    std::lock_guard lock(fake_.mutex);
+    fake_.calls.clear();
+  }
+  ASSERT_TRUE((*engine)->allocate(64, 64).ok());
+  const char* send = nullptr; // the first buffer allocate() made
+  for (const Call& c : fake_.calls)
+    if (send == nullptr && c.pointer != nullptr) send = static_cast<const char*>(c.pointer);
+  ASSERT_NE(send, nullptr);
+  fake_.stream_busy = false;
+  CollectiveCall call = one_all_reduce(); // 16 bytes
+  call.unalign = 1;
+  TimingOptions timing;
+  timing.iters = 5;
+  timing.rotate_bytes = 48; // three slots
+  fake_.send_buffers.clear();
+  ASSERT_TRUE((*engine)->timed_run(call, timing).ok());
+  std::vector<std::ptrdiff_t> offsets;
+  for (const void* p : fake_.send_buffers)
+    offsets.push_back(static_cast<const char*>(p) - send);
+  EXPECT_EQ(offsets, (std::vector<std::ptrdiff_t>{4, 4, 20, 36, 4, 20}));
+  EXPECT_EQ(rotation_offset(call, 48, 7), 16u);
+  EXPECT_EQ(rotation_offset(call, 16, 7), 0u);
+  EXPECT_EQ(rotation_offset(call, 31, 7), 0u);
+}
+
 TEST_F(NcclEngine, WithoutNcclCommSplitOnlyASplitRefusesNamingTheVersionNeeded) {
   api_.comm_split = nullptr; // NCCL 2.17
   auto engine = make_nccl_engine(api_, fake_comm(), 0);
@@ -124,6 +175,56 @@ TEST_F(NcclEngine, WithoutNcclCommSplitOnlyASplitRefusesNamingTheVersionNeeded) 
       << pair.error().message();
 }
 
+// mulsum as nccl-tests runs it: an operation made for each call with the rank's scalar, in
+// the data's type, from host memory, and destroyed after the call.
+TEST_F(NcclEngine, MulsumMakesAPreMulSumOperationPerCallWithTheRanksScalar) {
+  auto engine = make_nccl_engine(api_, fake_comm(1), 0); // communicator 1 is rank 1
+  ASSERT_TRUE(engine.ok());
+  fake_.stream_busy = false;
+  CollectiveCall call;
+  call.op = ReduceOp::kMulSum;
+  call.type = DataType::kUint8;
+  call.counts = collective_counts(Collective::kAllReduce, 16, 1, 2);
+  {
+    std::lock_guard lock(fake_.mutex);
+    fake_.calls.clear();
+  }
+  ASSERT_TRUE((*engine)->run_once(call).ok());
+  EXPECT_EQ(names(),
+            (Calls{"ncclRedOpCreatePreMulSum", "ncclAllReduce", "ncclRedOpDestroy", "wait"}));
+  ASSERT_EQ(fake_.premul_scalars.size(), 1u);
+  EXPECT_EQ(fake_.premul_types[0], ncclUint8);
+  EXPECT_EQ(fake_.premul_scalars[0], (std::vector<unsigned char>{2})); // rank 1 scales by 2
+  call.type = DataType::kHalf;
+  call.counts = collective_counts(Collective::kAllReduce, 16, 2, 2);
+  ASSERT_TRUE((*engine)->run_once(call).ok());
+  EXPECT_EQ(fake_.premul_scalars[1], (std::vector<unsigned char>{0x00, 0x40})); // 2.0 as half
+  // Collectives without an operation make none.
+  call.collective = Collective::kAllGather;
+  api_.all_gather = [](const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) {
+    fake::record("ncclAllGather");
+    return ncclSuccess;
+  };
+  auto gather_engine = make_nccl_engine(api_, fake_comm(1), 0);
+  ASSERT_TRUE(gather_engine.ok());
+  ASSERT_TRUE((*gather_engine)->run_once(call).ok());
+  EXPECT_EQ(fake_.premul_scalars.size(), 2u);
+}
+
+TEST_F(NcclEngine, WithoutPreMulSumOnlyMulsumRefusesNamingTheCall) {
+  api_.red_op_create_pre_mul_sum = nullptr;
+  auto engine = make_nccl_engine(api_, fake_comm(), 0);
+  ASSERT_TRUE(engine.ok());
+  fake_.stream_busy = false;
+  EXPECT_TRUE((*engine)->run_once(one_all_reduce()).ok());
+  CollectiveCall call = one_all_reduce();
+  call.op = ReduceOp::kMulSum;
+  auto refused = (*engine)->run_once(call);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(refused.error().message().find("needs ncclRedOpCreatePreMulSum"), std::string::npos);
+}
+
 TEST(NcclApi, OptionalEntryPointsMayBeMissingRequiredOnesMayNot) {
   // A library table: every name resolves to a distinct address, except those removed.
   static char address;
@@ -135,8 +236,12 @@ TEST(NcclApi, OptionalEntryPointsMayBeMissingRequiredOnesMayNot) {
     };
   };
   Api a;
-  EXPECT_EQ(
-      bind_api(a, lacking({"ncclCommSplit", "ncclAlltoAll", "ncclGetLastError"}), lacking({})), "");
+  EXPECT_EQ(bind_api(a,
+                     lacking({"ncclCommSplit", "ncclAlltoAll", "ncclGetLastError",
+                              "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy"}),
+                     lacking({})),
+            "");
+  EXPECT_EQ(a.red_op_create_pre_mul_sum, nullptr);
   EXPECT_EQ(a.comm_split, nullptr);
   EXPECT_EQ(a.all_to_all, nullptr);
   EXPECT_NE(a.all_reduce, nullptr);

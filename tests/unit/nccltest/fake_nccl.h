@@ -34,7 +34,10 @@ struct State {
   std::atomic<bool> stream_busy{true}; // the collective never completes by itself
   std::atomic<int> async_queries{0};
   std::atomic<int> streams{0};
-  std::atomic<int> nranks{2}; // what ncclCommCount says
+  std::atomic<int> nranks{2};            // what ncclCommCount says
+  std::vector<const void*> send_buffers; // each all-reduce's send pointer (not the barrier's)
+  std::vector<std::vector<unsigned char>> premul_scalars; // as NCCL read them, per operation
+  std::vector<ncclDataType_t> premul_types;
   // Device memory: a bump allocator over one block, so that every buffer is distinct.
   alignas(64) char memory[1 << 16] = {};
   std::size_t used = 0;
@@ -115,9 +118,31 @@ inline Api api() {
     return ncclSuccess;
   };
   // The engine's barrier is a one-element int32 all-reduce; the tests' calls are floats.
-  a.all_reduce = [](const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t,
+  a.all_reduce = [](const void* send, void*, size_t count, ncclDataType_t type, ncclRedOp_t,
                     ncclComm_t c, cudaStream_t s) {
-    record(count == 1 && type == ncclInt32 ? "barrier" : "ncclAllReduce", c, s);
+    const bool barrier = count == 1 && type == ncclInt32;
+    record(barrier ? "barrier" : "ncclAllReduce", c, s);
+    if (!barrier) {
+      std::lock_guard lock(g_state->mutex);
+      g_state->send_buffers.push_back(send);
+    }
+    return ncclSuccess;
+  };
+  // mulsum: the scalar as NCCL reads it (host memory, the data's type).
+  a.red_op_create_pre_mul_sum = [](ncclRedOp_t* op, void* scalar, ncclDataType_t type,
+                                   ncclScalarResidence_t residence, ncclComm_t c) {
+    record("ncclRedOpCreatePreMulSum", c);
+    if (residence != ncclScalarHostImmediate) return ncclInvalidArgument;
+    const auto* bytes = static_cast<const unsigned char*>(scalar);
+    const std::size_t size = type == ncclFloat16 ? 2 : type == ncclUint8 ? 1 : 4;
+    std::lock_guard lock(g_state->mutex);
+    g_state->premul_scalars.emplace_back(bytes, bytes + size);
+    g_state->premul_types.push_back(type);
+    *op = static_cast<ncclRedOp_t>(ncclNumOps + 1);
+    return ncclSuccess;
+  };
+  a.red_op_destroy = [](ncclRedOp_t op, ncclComm_t c) {
+    record(op == ncclNumOps + 1 ? "ncclRedOpDestroy" : "ncclRedOpDestroy(unknown op)", c);
     return ncclSuccess;
   };
   a.group_start = [] {

@@ -29,6 +29,16 @@ struct ParsedRun {
   std::optional<double> avg_busbw;
 };
 
+// A text's lines, each with its newline.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    out.push_back(line + "\n");
+  return out;
+}
+
 inline std::vector<std::string> tokens(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> out;

@@ -3,14 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include "nccltest/comm_split.h"
 #include "nccltest/options.h"
 
 namespace fabric::nccltest {
 namespace {
 
-Result<Options> parse(std::vector<std::string> argv) {
+Result<Options> parse(std::vector<std::string> argv, std::string program = "fabric-nccltest") {
   CLI::App app;
   RawOptions raw;
+  raw.program = std::move(program);
   add_options(app, raw);
   std::reverse(argv.begin(), argv.end());
   app.parse(argv);
@@ -56,6 +58,17 @@ TEST(NcclTestOptions, DefaultsAreNcclTests) {
   EXPECT_EQ(o->average, 1);
   EXPECT_EQ(o->collective, Collective::kAllReduce);
   EXPECT_FALSE(o->backend.has_value());
+}
+
+TEST(NcclTestOptions, NcclTestsProgramNamesPickTheCollective) {
+  EXPECT_EQ(parse({}, "/usr/local/bin/reduce_scatter_perf")->collective,
+            Collective::kReduceScatter);
+  EXPECT_EQ(parse({"--collective", "broadcast"}, "broadcast_perf")->collective,
+            Collective::kBroadcast);
+  EXPECT_EQ(parse({"--collective", "alltoall"})->collective, Collective::kAllToAll);
+  auto both = parse({"--collective", "all_reduce"}, "sendrecv_perf");
+  EXPECT_EQ(message(both), "--collective: all_reduce contradicts the program's name, "
+                           "sendrecv_perf");
 }
 
 TEST(NcclTestOptions, BadValuesNameTheOptionAndTheValue) {
@@ -148,8 +161,8 @@ TEST(NcclTestOptions, TypeOrOpTheBackendLacksNamesBoth) {
   auto refused = validate_for_backend(*half, BackendKind::kMpi);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message(),
-            "-d/--datatype: half: the mpi backend has no such type (it has int32, int64, float, "
-            "double)");
+            "-d/--datatype: half: the mpi backend has no such type (it has int8, uint8, int32, "
+            "uint32, int64, uint64, float, double)");
   auto avg = parse({"-o", "avg"});
   ASSERT_TRUE(avg.ok());
   auto no_avg = validate_for_backend(*avg, BackendKind::kMpi);
@@ -170,14 +183,49 @@ TEST(NcclTestOptions, TypeOrOpTheBackendLacksNamesBoth) {
 TEST(NcclTestOptions, AllTypesAndOpsShrinkToWhatTheBackendHas) {
   auto all = parse({"-d", "all", "-o", "all"});
   ASSERT_TRUE(all.ok());
+  auto names = [](const Options& o) {
+    std::string out;
+    for (DataType t : o.types)
+      out += std::string(data_type_name(t)) + " ";
+    for (ReduceOp op : o.ops)
+      out += std::string(reduce_op_name(op)) + " ";
+    return out;
+  };
+  // nccl-tests' order (its test_types and test_opnames), less what MPI has no type or
+  // operation for.
   Options mpi = *all;
   ASSERT_TRUE(validate_for_backend(mpi, BackendKind::kMpi).ok());
-  EXPECT_EQ(mpi.types.size(), 4u);
-  EXPECT_EQ(mpi.ops.size(), 4u);
+  EXPECT_EQ(names(mpi), "int8 uint8 int32 uint32 int64 uint64 float double sum prod max min ");
   Options nccl = *all;
   ASSERT_TRUE(validate_for_backend(nccl, BackendKind::kNccl).ok());
-  EXPECT_EQ(nccl.types.size(), 6u);
-  EXPECT_EQ(nccl.ops.size(), 5u);
+  EXPECT_EQ(names(nccl), "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 "
+                         "f8e4m3 f8e5m2 sum prod max min avg mulsum ");
+  // fp8 as nccl-tests runs it: NCCL 2.24 and Hopper GPUs, else "all" leaves it out.
+  Options hopper = nccl;
+  ASSERT_TRUE(restrict_fp8(hopper, 22809, 90).ok());
+  EXPECT_EQ(hopper.types.size(), 12u);
+  Options ampere = nccl;
+  ASSERT_TRUE(restrict_fp8(ampere, 22809, 80).ok());
+  EXPECT_EQ(names(ampere), "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 "
+                           "sum prod max min avg mulsum ");
+  Options old_nccl = nccl;
+  ASSERT_TRUE(restrict_fp8(old_nccl, 22304, 90).ok());
+  EXPECT_EQ(old_nccl.types.size(), 10u);
+  auto named = parse({"-d", "f8e5m2"});
+  ASSERT_TRUE(named.ok());
+  auto refused = restrict_fp8(*named, 22809, 86);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "-d/--datatype: f8e5m2: fp8 needs every GPU of the run to be a Hopper or newer "
+            "(compute capability 9.0; one has 8.6)");
+  EXPECT_TRUE(restrict_fp8(*named, 22809, 100).ok());
+  // mulsum: NCCL's pre-multiplied sum; MPI has none, and says so.
+  auto mulsum = parse({"-o", "mulsum"});
+  ASSERT_TRUE(mulsum.ok());
+  auto on_mpi = validate_for_backend(*mulsum, BackendKind::kMpi);
+  ASSERT_FALSE(on_mpi.ok());
+  EXPECT_NE(on_mpi.error().message().find("mulsum: the mpi backend has no such operation"),
+            std::string::npos);
 }
 
 TEST(NcclTestOptions, WorldChecksRootCountsAndPairs) {
@@ -202,6 +250,38 @@ TEST(NcclTestOptions, WorldChecksRootCountsAndPairs) {
   auto by_rank = parse({"--pairs", "--pairs-by", "rank"});
   ASSERT_TRUE(by_rank.ok());
   EXPECT_TRUE(validate_for_world(*by_rank, BackendKind::kMpi, 4, {{"a", 4, std::nullopt}}).ok());
+}
+
+} // namespace
+} // namespace fabric::nccltest
+
+namespace fabric::nccltest {
+namespace {
+
+// NCCL_TESTS_SPLIT_MASK and NCCL_TESTS_SPLIT with the examples of nccl-tests' README.
+TEST(NcclTestsSplit, ColoursAsNcclTestsComputesThem) {
+  auto colour = [](const char* mask, const char* split, int rank) {
+    auto c = split_color(mask, split, rank);
+    EXPECT_TRUE(c.ok()) << c.error().message();
+    return c.ok() && *c ? **c : -1;
+  };
+  EXPECT_FALSE(split_color(nullptr, nullptr, 5)->has_value()); // no split
+  // "AND 0x7" / "MOD 8": 8 groups, one GPU of each node per group.
+  EXPECT_EQ(colour(nullptr, "AND 0x7", 13), 5);
+  EXPECT_EQ(colour(nullptr, "MOD 8", 13), 5);
+  EXPECT_EQ(colour(nullptr, "%8", 13), 5);
+  // "OR 0x7" / "DIV 8": one group per node.
+  EXPECT_EQ(colour(nullptr, "OR 0x7", 13), 15);
+  EXPECT_EQ(colour(nullptr, "div 8", 13), 1);
+  EXPECT_EQ(colour(nullptr, "& 0b1", 13), 1);
+  EXPECT_EQ(colour("0x7", nullptr, 13), 5);
+  EXPECT_EQ(colour("7", "DIV 8", 13), 5); // the mask wins, as in nccl-tests
+  for (const char* bad : {"MOD 0", "XOR 3", "AND", "DIV x"}) {
+    auto c = split_color(nullptr, bad, 3);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_EQ(c.error().operation(), "NCCL_TESTS_SPLIT");
+  }
+  EXPECT_FALSE(split_color("0xz", nullptr, 3).ok());
 }
 
 } // namespace

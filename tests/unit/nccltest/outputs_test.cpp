@@ -209,9 +209,17 @@ TEST(Summary, ThresholdIsJudgedOnLargeSizes) {
   f.threshold.min_busbw = 12;
   apply_threshold(f, rows);
   EXPECT_EQ(f.threshold_ok, false);
-  f.threshold.from_nccl_tests_env = true; // nccl-tests' 10% slack: 12 x 0.9 = 10.8
+  // NCCL_TESTS_MIN_BW as nccl-tests judges it: the average of every size (7.875, where the
+  // sizes >= 64 MiB average 11.55) against 0.9 x the value.
+  f.threshold.from_nccl_tests_env = true;
+  f.threshold.min_busbw = 8.7; // 0.9 x 8.7 = 7.83
   apply_threshold(f, rows);
+  EXPECT_EQ(f.judged_on, "every size, as nccl-tests judges NCCL_TESTS_MIN_BW");
   EXPECT_EQ(f.threshold_ok, true);
+  f.threshold.min_busbw = 8.8;
+  apply_threshold(f, rows);
+  EXPECT_EQ(f.threshold_ok, false);
+  EXPECT_EQ(run_exit_status(f, false, false), 3);
   RunFooter pct;
   pct.threshold.min_busbw_pct = 90;
   pct.line_rate.ceiling_gbytes = 12.5;
