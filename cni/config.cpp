@@ -322,11 +322,18 @@ bool is_plugin_name(std::string_view name) {
 
 Result<NetConf> parse_netconf(std::string_view stdin_text, Command command) {
   NetConf conf;
-  conf.raw = std::string(stdin_text);
   if (command == Command::kVersion) {
     conf.cni_version = std::string(kLatestVersion);
     return conf;
   }
+  if (stdin_text.size() > kMaxNetConfBytes) {
+    // Not parsed, not copied into the state file: a configuration is a few kilobytes.
+    return Error(ErrorCode::kInvalidConfig, "network configuration",
+                 "more than " + std::to_string(kMaxNetConfBytes) + " bytes on stdin")
+        .with_hint("a CNI network configuration is a few kilobytes; check what the runtime "
+                   "passes");
+  }
+  conf.raw = std::string(stdin_text);
 
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           json::parse(stdin_text, "network configuration"));

@@ -43,6 +43,8 @@ inline constexpr std::string_view kPluginType = "fabric-cni";
 inline constexpr int kMinMtu = 68; // IPv4's minimum (RFC 791); the kernel refuses less
 inline constexpr int kMaxMtu = 65535;
 inline constexpr int64_t kMaxGidTimeoutMs = 600000;
+// The most fabric-cni reads from stdin (1 MiB); a larger configuration is refused unread.
+inline constexpr std::size_t kMaxNetConfBytes = 1 << 20;
 inline constexpr const char* kValidAttachmentsKey = "cni.dev/valid-attachments";
 // The name an earlier draft of the 1.1.0 spec used; libcni sends both (cni issue #1101).
 inline constexpr const char* kLegacyAttachmentsKey = "cni.dev/attachments";

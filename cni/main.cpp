@@ -2,12 +2,17 @@
 // CNI_* environment and the network configuration on stdin; it answers on stdout with
 // exactly one JSON document and its exit status. Logs go to stderr and, when the
 // configuration names one, to logFile.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <iostream>
-#include <iterator>
+#include <cstring>
+#include <mutex>
 #include <string>
 
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -15,10 +20,61 @@
 #include "cni/env.h"
 #include "cni/plugin.h"
 #include "common/build_info.h"
+#include "common/fd.h"
 #include "common/json.h"
 #include "common/log.h"
 
 namespace {
+
+// logFile as a descriptor opened without blocking: a FIFO nobody reads (or any file that
+// is not a regular one) is refused instead of hanging the runtime's ADD.
+class LogFileSink : public spdlog::sinks::base_sink<std::mutex> {
+public:
+  explicit LogFileSink(fabric::UniqueFd fd) : fd_(std::move(fd)) {}
+
+protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    // One write per line, O_APPEND: lines of concurrent invocations do not interleave.
+    [[maybe_unused]] ssize_t n = ::write(fd_.get(), line.data(), line.size());
+  }
+  void flush_() override {}
+
+private:
+  fabric::UniqueFd fd_;
+};
+
+fabric::Result<fabric::UniqueFd> open_log_file(const std::string& path) {
+  fabric::UniqueFd fd(::open(
+      path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600));
+  if (!fd && errno == ENXIO) {
+    // What a non-blocking open for writing says of a FIFO that nobody reads.
+    return fabric::Error(fabric::ErrorCode::kInvalidConfig, "logFile " + path,
+                         "not a regular file (a FIFO nobody reads would block the plugin)");
+  }
+  if (!fd) return fabric::Error::from_errno(errno, "open", path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return fabric::Error::from_errno(errno, "fstat", path);
+  if (!S_ISREG(st.st_mode)) {
+    return fabric::Error(fabric::ErrorCode::kInvalidConfig, "logFile " + path,
+                         "not a regular file (a FIFO or device could block the plugin)");
+  }
+  return fd;
+}
+
+// stdin up to one byte past the limit: enough to know it is too large, without reading
+// (or holding) the rest.
+std::string read_stdin_bounded() {
+  std::string text;
+  char buffer[65536];
+  while (text.size() <= fabric::cni::kMaxNetConfBytes) {
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer, stdin);
+    if (n == 0) break;
+    text.append(buffer, n);
+  }
+  return text;
+}
 
 // stderr shows warnings and errors (the runtime copies it into its own log); logFile,
 // when configured, gets everything at logLevel. Bad logging settings never fail the
@@ -31,6 +87,7 @@ void configure_logging(std::string_view stdin_text) {
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
 
+  if (stdin_text.size() > fabric::cni::kMaxNetConfBytes) return; // refused by parse_netconf
   auto doc = fabric::json::parse(stdin_text, "network configuration");
   if (!doc.ok() || !doc->IsObject()) return;
   auto file = fabric::json::get_optional_string(*doc, "", "logFile");
@@ -47,8 +104,13 @@ void configure_logging(std::string_view stdin_text) {
       logger->warn("{}; not logging to it", valid.error().message());
       return;
     }
+    auto opened = open_log_file(**file);
+    if (!opened.ok()) {
+      logger->warn("{}; not logging to it", opened.error().message());
+      return;
+    }
     try {
-      auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(**file);
+      auto file_sink = std::make_shared<LogFileSink>(std::move(*opened));
       file_sink->set_level(level);
       logger->sinks().push_back(file_sink);
       // set_pattern applies to the sinks present: again, now that the file is one of them.
@@ -83,8 +145,7 @@ int main(int argc, char** argv) {
     return arg == "--help" || arg == "-h" ? 0 : 1;
   }
 
-  std::string stdin_text((std::istreambuf_iterator<char>(std::cin)),
-                         std::istreambuf_iterator<char>());
+  const std::string stdin_text = read_stdin_bounded();
   configure_logging(stdin_text);
 
   fabric::cni::PluginOutput out;

@@ -5,7 +5,55 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include "common/strings.h"
+
 namespace fabric::json {
+namespace {
+
+// JSON text is UTF-8, and a reader may refuse a document that is not. Strings from outside
+// (a profile's name, a peer's text, a file name) may hold any bytes: those that are not
+// UTF-8 are written as the text \xNN.
+template <typename Inner> class Utf8SafeHandler {
+public:
+  explicit Utf8SafeHandler(Inner& inner) : inner_(inner) {}
+  bool Null() { return inner_.Null(); }
+  bool Bool(bool b) { return inner_.Bool(b); }
+  bool Int(int i) { return inner_.Int(i); }
+  bool Uint(unsigned u) { return inner_.Uint(u); }
+  bool Int64(int64_t i) { return inner_.Int64(i); }
+  bool Uint64(uint64_t u) { return inner_.Uint64(u); }
+  bool Double(double d) { return inner_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    return inner_.RawNumber(s, n, copy);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return as_utf8(s, n, copy, [this](auto... a) { return inner_.String(a...); });
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    return as_utf8(s, n, copy, [this](auto... a) { return inner_.Key(a...); });
+  }
+  bool StartObject() { return inner_.StartObject(); }
+  bool EndObject(rapidjson::SizeType members) { return inner_.EndObject(members); }
+  bool StartArray() { return inner_.StartArray(); }
+  bool EndArray(rapidjson::SizeType elements) { return inner_.EndArray(elements); }
+
+private:
+  template <typename Write>
+  static bool as_utf8(const char* s, rapidjson::SizeType n, bool copy, Write write) {
+    std::string_view text(s, n);
+    if (is_valid_utf8(text)) return write(s, n, copy);
+    const std::string escaped = escape_invalid_utf8(text);
+    return write(escaped.data(), static_cast<rapidjson::SizeType>(escaped.size()), true);
+  }
+  Inner& inner_;
+};
+
+template <typename Inner> bool write_utf8_safe(const rapidjson::Value& value, Inner& inner) {
+  Utf8SafeHandler<Inner> handler(inner);
+  return value.Accept(handler);
+}
+
+} // namespace
 
 TextPosition position_of(std::string_view text, std::size_t offset) {
   TextPosition pos{1, 1};
@@ -170,10 +218,10 @@ std::string to_string(const rapidjson::Value& value, bool pretty) {
   if (pretty) {
     rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
     w.SetIndent(' ', 2);
-    value.Accept(w);
+    write_utf8_safe(value, w);
   } else {
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    value.Accept(w);
+    write_utf8_safe(value, w);
   }
   return std::string(buf.GetString(), buf.GetSize());
 }
@@ -202,10 +250,12 @@ Writer& Writer::end_array() {
   return *this;
 }
 Writer& Writer::key(std::string_view name) {
+  if (!is_valid_utf8(name)) return key(escape_invalid_utf8(name)); // as Utf8SafeHandler
   FABRIC_JSON_WRITE(Key(name.data(), static_cast<rapidjson::SizeType>(name.size())));
   return *this;
 }
 Writer& Writer::value(std::string_view s) {
+  if (!is_valid_utf8(s)) return value(escape_invalid_utf8(s));
   FABRIC_JSON_WRITE(String(s.data(), static_cast<rapidjson::SizeType>(s.size())));
   return *this;
 }

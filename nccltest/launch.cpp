@@ -145,6 +145,7 @@ Result<Launch> detect_launch(const GetEnv& env, bool built_with_mpi) {
   launch.kind = LaunchKind::kRendezvous;
   launch.master_addr = *addr;
   launch.master_port = static_cast<uint16_t>(p);
+  if (auto token = get(env, "FABRIC_NCCLTEST_TOKEN_FILE")) launch.token_file = *token;
   return launch;
 }
 

@@ -26,6 +26,7 @@ struct Launch {
   std::optional<int> local_rank; // LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK
   std::string master_addr;       // rendezvous only
   uint16_t master_port = 0;      // rendezvous only
+  std::string token_file;        // rendezvous only: FABRIC_NCCLTEST_TOKEN_FILE, "" when unset
   std::string evidence;          // "OMPI_COMM_WORLD_SIZE=4", "RANK=1 WORLD_SIZE=4"
   std::vector<std::string> warnings;
 };

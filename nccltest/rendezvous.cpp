@@ -6,9 +6,13 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
+
+#include "common/crypto.h"
+#include "nccltest/rendezvous_auth.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -17,6 +21,26 @@ std::string host_name() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
   return name;
+}
+
+// Rank 0 listens where MASTER_ADDR says, so no other interface (a management network, a
+// pod network the job does not use) offers the port. Only when that address is not one of
+// this host's (a Service's virtual address) does it listen on every address, and says so.
+Result<std::unique_ptr<ControlServer>> listen_at_master_addr(const Launch& launch,
+                                                             ProgressBoard* board,
+                                                             std::optional<probes::Token> token) {
+  auto server =
+      ControlServer::start(launch.master_addr, launch.master_port, launch.world_size, board, token);
+  if (server.ok() || server.error().sys_errno() != EADDRNOTAVAIL) {
+    return std::move(server).context(
+        "rank 0 listening for the rendezvous at MASTER_ADDR:" +
+        probes::format_endpoint(launch.master_addr, launch.master_port));
+  }
+  spdlog::warn("rendezvous: MASTER_ADDR {} is not an address of this host; listening on every "
+               "address",
+               launch.master_addr);
+  return ControlServer::start("", launch.master_port, launch.world_size, board, std::move(token))
+      .context("rank 0 listening for the rendezvous (MASTER_PORT)");
 }
 
 } // namespace
@@ -39,8 +63,10 @@ std::vector<std::string> local_addresses() {
   return out;
 }
 
-TcpGroup::TcpGroup(int rank, int size, std::chrono::milliseconds exchange_timeout)
-    : rank_(rank), size_(size), exchange_timeout_(exchange_timeout) {}
+TcpGroup::TcpGroup(int rank, int size, std::chrono::milliseconds setup_timeout,
+                   std::chrono::milliseconds exchange_timeout)
+    : rank_(rank), size_(size), setup_timeout_(setup_timeout), exchange_timeout_(exchange_timeout) {
+}
 
 TcpGroup::~TcpGroup() {
   if (plane_.client) plane_.client->stop();
@@ -50,30 +76,37 @@ TcpGroup::~TcpGroup() {
 Result<std::unique_ptr<TcpGroup>> TcpGroup::join(const Launch& launch, ProgressBoard* board,
                                                  std::chrono::milliseconds rendezvous_timeout,
                                                  std::chrono::milliseconds exchange_timeout) {
-  std::unique_ptr<TcpGroup> group(new TcpGroup(launch.rank, launch.world_size, exchange_timeout));
+  std::unique_ptr<TcpGroup> group(
+      new TcpGroup(launch.rank, launch.world_size, rendezvous_timeout, exchange_timeout));
   auto deadline = WatchdogClock::now() + rendezvous_timeout;
   const std::string where = probes::format_endpoint(launch.master_addr, launch.master_port);
+  FABRIC_ASSIGN_OR_RETURN(std::optional<probes::Token> token,
+                          rendezvous_token(launch.token_file.c_str()));
   if (launch.rank == 0) {
+    if (!token) {
+      spdlog::warn("rendezvous without a token: whoever reaches port {} first can take a rank "
+                   "(give every rank the job's secret in {})",
+                   launch.master_port, kRendezvousTokenEnv);
+    }
     FABRIC_ASSIGN_OR_RETURN(group->plane_.server,
-                            ControlServer::start("", launch.master_port, launch.world_size, board)
-                                .context("rank 0 listening for the rendezvous (MASTER_PORT)"));
+                            listen_at_master_addr(launch, board, std::move(token)));
     spdlog::info("rendezvous: rank 0 waiting for {} ranks on port {}", launch.world_size - 1,
                  launch.master_port);
     FABRIC_TRY(group->plane_.server->wait_for_ranks(deadline));
   } else {
-    FABRIC_ASSIGN_OR_RETURN(group->plane_.client,
-                            ControlClient::connect({{launch.master_addr, launch.master_port}},
-                                                   launch.rank, launch.world_size, deadline)
-                                .context("rank " + std::to_string(launch.rank) +
-                                         " joining the rendezvous at " + where +
-                                         " (MASTER_ADDR:MASTER_PORT)"));
+    FABRIC_ASSIGN_OR_RETURN(
+        group->plane_.client,
+        ControlClient::connect({{launch.master_addr, launch.master_port}}, launch.rank,
+                               launch.world_size, deadline, token ? &*token : nullptr)
+            .context("rank " + std::to_string(launch.rank) + " joining the rendezvous at " + where +
+                     " (MASTER_ADDR:MASTER_PORT)"));
   }
   return group;
 }
 
 Result<std::vector<std::string>> TcpGroup::allgather(std::string_view mine) {
   const uint64_t seq = ++seq_;
-  auto deadline = WatchdogClock::now() + exchange_timeout_;
+  auto deadline = WatchdogClock::now() + exchange_wait();
   if (plane_.server) return plane_.server->allgather(seq, std::string(mine), deadline);
   return plane_.client->allgather(seq, std::string(mine), deadline);
 }
@@ -84,7 +117,7 @@ Result<std::string> TcpGroup::broadcast(std::string_view mine) {
     FABRIC_TRY(plane_.server->broadcast(seq, std::string(mine)));
     return std::string(mine);
   }
-  return plane_.client->broadcast(seq, WatchdogClock::now() + exchange_timeout_);
+  return plane_.client->broadcast(seq, WatchdogClock::now() + exchange_wait());
 }
 
 [[noreturn]] void TcpGroup::abort(int exit_code, const std::string& reason) {
@@ -99,10 +132,14 @@ Result<ControlPlane> open_watchdog_channel(Group& group, ProgressBoard* board,
   ControlPlane plane;
   std::string announcement;
   if (group.rank() == 0) {
-    FABRIC_ASSIGN_OR_RETURN(
-        plane.server,
-        ControlServer::start("", 0, group.size(), board).context("opening the watchdog's channel"));
-    announcement = host_name() + " " + std::to_string(plane.server->port());
+    // A token of the run's own, told to the ranks over MPI with the port: a stranger who
+    // finds the port cannot join or abort the run.
+    FABRIC_ASSIGN_OR_RETURN(probes::Token token, random_rendezvous_token());
+    announcement = host_name() + " " + std::string(token.secret());
+    FABRIC_ASSIGN_OR_RETURN(plane.server,
+                            ControlServer::start("", 0, group.size(), board, std::move(token))
+                                .context("opening the watchdog's channel"));
+    announcement += " " + std::to_string(plane.server->port());
     for (const std::string& a : local_addresses())
       announcement += " " + a;
   }
@@ -110,18 +147,22 @@ Result<ControlPlane> open_watchdog_channel(Group& group, ProgressBoard* board,
   auto deadline = WatchdogClock::now() + timeout;
   if (group.rank() != 0) {
     std::istringstream words(announcement);
-    std::string host;
+    std::string host, secret;
     unsigned port = 0;
-    words >> host >> port;
+    words >> host >> secret >> port;
+    auto token = probes::Token::from_text(secret, "rank 0's announcement");
+    crypto::wipe(secret);
+    crypto::wipe(announcement);
+    if (!token.ok()) return std::move(token).error().with_context("joining the watchdog channel");
     std::vector<probes::Endpoint> candidates;
     std::string address;
     while (words >> address)
       candidates.push_back({address, static_cast<uint16_t>(port)});
     if (host == host_name())
       candidates.insert(candidates.begin(), {"127.0.0.1", static_cast<uint16_t>(port)});
-    FABRIC_ASSIGN_OR_RETURN(plane.client,
-                            ControlClient::connect(candidates, group.rank(), group.size(), deadline)
-                                .context("connecting to rank 0's watchdog channel"));
+    FABRIC_ASSIGN_OR_RETURN(plane.client, ControlClient::connect(candidates, group.rank(),
+                                                                 group.size(), deadline, &*token)
+                                              .context("connecting to rank 0's watchdog channel"));
   } else {
     FABRIC_TRY(plane.server->wait_for_ranks(deadline));
   }

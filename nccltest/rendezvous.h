@@ -24,8 +24,11 @@ struct ControlPlane {
 
 class TcpGroup final : public Group {
 public:
-  // `board` (may be null) follows the ranks for the watchdog. `exchange_timeout` bounds each
-  // exchange after the rendezvous.
+  // `board` (may be null) follows the ranks for the watchdog. Until begin_run(), each
+  // exchange waits at most `rendezvous_timeout` too: the ranks are only describing
+  // themselves, and a rank (or a stranger that took a rank) that goes quiet then must not
+  // hold the job for longer than the user allowed it to assemble. From begin_run() on,
+  // `exchange_timeout` bounds each exchange (the other ranks may be in a long phase).
   static Result<std::unique_ptr<TcpGroup>> join(const Launch& launch, ProgressBoard* board,
                                                 std::chrono::milliseconds rendezvous_timeout,
                                                 std::chrono::milliseconds exchange_timeout);
@@ -38,11 +41,17 @@ public:
   [[noreturn]] void abort(int exit_code, const std::string& reason) override;
 
   ControlPlane& plane() { return plane_; }
+  void begin_run() { running_ = true; }
 
 private:
-  TcpGroup(int rank, int size, std::chrono::milliseconds exchange_timeout);
+  TcpGroup(int rank, int size, std::chrono::milliseconds setup_timeout,
+           std::chrono::milliseconds exchange_timeout);
+  std::chrono::milliseconds exchange_wait() const {
+    return running_ ? exchange_timeout_ : setup_timeout_;
+  }
   int rank_, size_;
-  std::chrono::milliseconds exchange_timeout_;
+  std::chrono::milliseconds setup_timeout_, exchange_timeout_;
+  bool running_ = false; // the main thread's alone, as every exchange is
   uint64_t seq_ = 0;
   ControlPlane plane_;
 };

@@ -33,8 +33,9 @@ std::chrono::milliseconds seconds_ms(double s) {
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
 }
 
-// How long a control-plane exchange may wait for the other ranks: they may be in a long
-// phase (the checks of a large size), so generously more than a phase.
+// How long a control-plane exchange of the run may wait for the other ranks: they may be
+// in a long phase (the checks of a large size), so generously more than a phase. Without
+// MPI, the exchanges before the run wait --rendezvous-timeout instead (TcpGroup::join).
 std::chrono::milliseconds exchange_timeout(const Options& o) {
   return o.timeout_s > 0 ? seconds_ms(o.timeout_s * 4 + 60) : std::chrono::milliseconds(3600s);
 }
@@ -63,6 +64,7 @@ Result<std::unique_ptr<Group>> open_group(Session& s, const LocalChoice& local, 
                                                        exchange_timeout(s.options)));
     s.server = group->plane().server.get();
     s.client = group->plane().client.get();
+    s.rendezvous = group.get();
     return std::unique_ptr<Group>(std::move(group));
   }
   case LaunchKind::kSingle:
@@ -444,6 +446,8 @@ Result<void> open_engine(Session& s) {
                            8 * static_cast<std::size_t>(s.options.unalign);
   FABRIC_TRY(s.engine->allocate(each, each));
   s.progress.end(setup);
+  // The job is assembled: from here an exchange may wait on a long phase of another rank.
+  if (s.rendezvous != nullptr) s.rendezvous->begin_run();
   return Ok();
 }
 

@@ -35,6 +35,7 @@ struct Session {
   ControlPlane watchdog_plane;          // under mpirun, with the watchdog on
   ControlServer* server = nullptr;      // rank 0's end of the control channel, if any
   ControlClient* client = nullptr;      // another rank's end, if any
+  TcpGroup* rendezvous = nullptr;       // `group`, when the ranks met without MPI
   Progress progress;
   std::unique_ptr<WatchdogMonitor> monitor;
   std::vector<RankFacts> ranks; // one per rank: process p's are p * per_process ...

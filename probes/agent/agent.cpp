@@ -29,6 +29,8 @@ using namespace std::chrono_literals;
 
 // Sending the error that ends a failed session.
 constexpr auto kReplyTimeout = 2s;
+// Out of descriptors: how long the listener rests before accept() is tried again.
+constexpr auto kAcceptRest = 100ms;
 
 std::string random_cookie() {
   std::random_device device;
@@ -380,7 +382,16 @@ void Agent::run_session(SessionRecord& record, std::string params_json, std::str
     }
   }
   double seconds = seconds_since(record.started);
-  if (outcome.ok()) {
+  bool cut = false;
+  {
+    std::lock_guard lock(mutex_);
+    cut = record.cut;
+  }
+  if (cut) {
+    spdlog::info("session from {} test={} outcome=cut duration={:.3f}s: ran past "
+                 "--max-session-duration ({}s)",
+                 session.peer(), session.test(), seconds, options_.limits.max_duration.count());
+  } else if (outcome.ok()) {
     spdlog::info("session from {} test={} outcome=ok duration={:.3f}s", session.peer(),
                  session.test(), seconds);
   } else {
@@ -444,12 +455,18 @@ Result<void> Agent::serve() {
   Handshakes handshakes(*this);
   Result<void> failure = Ok();
 
+  // Out of descriptors, accept() fails while the connection stays queued: the listener
+  // rests instead of spinning, and the warning repeats at most once a minute.
+  std::optional<Clock::time_point> accept_rests_until;
+  Clock::time_point last_accept_warning{};
+  uint64_t unreported_accept_failures = 0;
   while (!stop_.load()) {
+    if (accept_rests_until && Clock::now() >= *accept_rests_until) accept_rests_until.reset();
     std::vector<pollfd> fds;
-    fds.push_back({listener_.get(), POLLIN, 0});
+    fds.push_back({listener_.get(), static_cast<short>(accept_rests_until ? 0 : POLLIN), 0});
     fds.push_back({wake_read_.get(), POLLIN, 0});
     // At least once a second: sessions that run too long are cut from here.
-    auto next = Clock::now() + 1s;
+    auto next = Clock::now() + (accept_rests_until ? kAcceptRest : 1s);
     handshakes.watch(fds, next);
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
     int n = ::poll(fds.data(), fds.size(), std::max<int>(0, static_cast<int>(wait.count()) + 1));
@@ -480,7 +497,20 @@ Result<void> Agent::serve() {
           if (errno == EINTR || errno == ECONNABORTED) continue;
           if (errno != EAGAIN && errno != EWOULDBLOCK) {
             // Out of descriptors or memory: keep serving the sessions we have.
-            spdlog::warn("accept: {}", Error::from_errno(errno, "accept4").message());
+            const std::string why = Error::from_errno(errno, "accept4").message();
+            ++unreported_accept_failures;
+            {
+              std::lock_guard lock(mutex_);
+              ++counters_.accept_failures;
+            }
+            accept_rests_until = Clock::now() + kAcceptRest;
+            if (Clock::now() - last_accept_warning >= 1min) {
+              spdlog::warn("accept: {} ({} failures since the last such message); not "
+                           "accepting for {} ms at a time",
+                           why, unreported_accept_failures, kAcceptRest.count());
+              unreported_accept_failures = 0;
+              last_accept_warning = Clock::now();
+            }
           }
           break;
         }

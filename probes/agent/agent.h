@@ -66,7 +66,8 @@ struct AgentCounters {
   uint64_t refused_other = 0;  // bad hello, other version, unknown test
   uint64_t handshake_timeouts = 0;
   uint64_t streams_attached = 0;
-  uint64_t sessions_cut = 0; // ran past the clients' max_duration
+  uint64_t sessions_cut = 0;    // ran past the clients' max_duration
+  uint64_t accept_failures = 0; // accept() out of descriptors or memory
 };
 
 class Agent;

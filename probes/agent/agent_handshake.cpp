@@ -75,8 +75,16 @@ void Agent::Handshakes::accept(UniqueFd fd, const sockaddr_storage& address, soc
                   Refusal::kAccess);
   }
   if (pending_.size() >= kMaxPendingHandshakes) {
-    spdlog::warn("session from {} outcome=dropped: {} handshakes already pending", p.peer,
-                 pending_.size());
+    // Told why, not reset: a real client learns that silent connections fill the agent.
+    const std::string why = "the agent on " + agent_.options_.hostname +
+                            " is busy: " + std::to_string(pending_.size()) +
+                            " connections are still introducing themselves; try again";
+    if (lingering_.size() < kMaxPendingHandshakes)
+      return refuse(std::move(p.fd), p.peer, kErrorBusy, why, Refusal::kBusy);
+    // Too many refusals draining already: this one is told and closed at once.
+    (void)send_small_frame(p.fd.get(), make_error_message(kErrorBusy, why));
+    std::lock_guard lock(agent_.mutex_);
+    ++agent_.counters_.refused_busy;
     return;
   }
   pending_.push_back(std::move(p));

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -324,6 +325,10 @@ Result<TcpBwOptions> tcp_bw_options_from_json(const rapidjson::Value& params) {
                           json::get_optional_string(params, "params", "direction"));
   if (direction) {
     FABRIC_ASSIGN_OR_RETURN(o.direction, parse_direction(*direction));
+  }
+  if (!std::isfinite(seconds) || seconds < 0) {
+    return Error(ErrorCode::kInvalidArgument, "params.duration_s",
+                 "must be a finite number of seconds, 0 or more");
   }
   o.streams = static_cast<std::size_t>(std::min<uint64_t>(streams, kMaxStreams + 1));
   o.write_size = static_cast<std::size_t>(std::min<uint64_t>(size, kMaxWriteSize + 1));

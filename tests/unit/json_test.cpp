@@ -4,9 +4,33 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
+#include "common/strings.h"
 
 namespace fabric::json {
 namespace {
+
+TEST(Json, WrittenDocumentsAreValidUtf8WhateverTheStringsHold) {
+  Writer w(false);
+  w.begin_object().field("name", std::string("roce\xff\x80")).field("caf\xc3\xa9", "ok");
+  w.field(std::string("bad\xfe"), 1).end_object();
+  const std::string text = w.str();
+  EXPECT_EQ(text, "{\"name\":\"roce\\\\xff\\\\x80\",\"caf\xc3\xa9\":\"ok\",\"bad\\\\xfe\":1}\n");
+  auto back = parse(text, "written");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_STREQ((*back)["name"].GetString(), "roce\\xff\\x80");
+
+  // A document built in memory (a profile's name read from a file) is written alike.
+  rapidjson::Document doc(rapidjson::kObjectType);
+  doc.AddMember(rapidjson::Value("k\xc0", doc.GetAllocator()),
+                rapidjson::Value("v\xed\xa0\x80", doc.GetAllocator()), doc.GetAllocator());
+  for (bool pretty : {false, true}) {
+    const std::string out = to_string(doc, pretty);
+    EXPECT_TRUE(is_valid_utf8(out)) << out;
+    auto reread = parse(out, "to_string");
+    ASSERT_TRUE(reread.ok()) << reread.error().message();
+    EXPECT_STREQ((*reread)["k\\xc0"].GetString(), "v\\xed\\xa0\\x80") << out;
+  }
+}
 
 TEST(Json, ParseErrorsNameTheDocumentLineAndColumn) {
   auto doc = parse("{\n  \"a\": 1,\n  \"b\" 2\n}", "config");

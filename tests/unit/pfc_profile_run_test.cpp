@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
+#include "common/strings.h"
 #include "pfc/profile_run.h"
 #include "tests/unit/fake_dcb_device.h"
 
@@ -122,6 +123,19 @@ TEST(PfcProfileRun, AnUnparsableReportIsAnError) {
   EXPECT_EQ(text.error().code(), ErrorCode::kInternal);
   EXPECT_NE(text.error().message().find("the report of eth2"), std::string::npos)
       << text.error().message();
+}
+
+// A profile's name is whatever bytes its file holds; --json stays valid UTF-8.
+TEST(PfcProfileRun, JsonOutputIsValidUtf8WhateverTheProfilesNameHolds) {
+  Rig rig;
+  ProfileRun run =
+      run_profile(ProfileCommand::kPlan, rig.device, rig.knobs, rig.devs, lossless_priority_3());
+  auto text = render_profile_run_json("roce\xff\xfe-lossless", run);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_TRUE(is_valid_utf8(*text)) << *text;
+  auto doc = json::parse(*text, "output");
+  ASSERT_TRUE(doc.ok()) << doc.error().message();
+  EXPECT_STREQ((*doc)["profile"].GetString(), "roce\\xff\\xfe-lossless");
 }
 
 } // namespace

@@ -92,6 +92,15 @@ TEST(CniConfig, MissingCniVersionReadsAs010AndIsRefusedWithCode1) {
   EXPECT_EQ(cni_code_for(empty.error().code()), 1);
 }
 
+TEST(CniConfig, AConfigurationOverOneMebibyteIsRefusedUnparsed) {
+  std::string huge = conf_with(R"("padding": ")" + std::string(kMaxNetConfBytes, 'x') + "\"");
+  auto r = parse_netconf(huge, Command::kAdd);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidConfig);
+  EXPECT_NE(r.error().message().find("more than 1048576 bytes on stdin"), std::string::npos)
+      << r.error().message();
+}
+
 TEST(CniConfig, VersionNeverFailsOnStdin) {
   for (const char* stdin_text : {"", "not json", R"({"cniVersion": "9.9.9"})"}) {
     auto r = parse_netconf(stdin_text, Command::kVersion);

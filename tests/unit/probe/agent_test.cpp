@@ -1,16 +1,22 @@
 // The agent in-process on 127.0.0.1, an ephemeral port: sessions one after another and at
 // the same time, the session cap, clients that vanish or say nothing, refusals, stopping.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "common/json.h"
 #include "probes/agent/agent.h"
@@ -235,6 +241,74 @@ TEST_F(AgentTest, SilentClientsCostNoSessionSlot) {
   echo_session();
 }
 
+TEST_F(AgentTest, ThreeHundredSilentConnectionsGetAReasonNotAReset) {
+  start();
+  std::vector<UniqueFd> silent;
+  for (int i = 0; i < 300; ++i)
+    silent.push_back(raw_connect());
+  // The agent holds 256 handshakes; every one after that is told why it is turned away.
+  ASSERT_TRUE(wait_until([&] { return agent_->counters().refused_busy == 44; }))
+      << agent_->counters().refused_busy;
+  Channel last(std::move(silent.back()), "agent");
+  auto told = last.receive(5s);
+  ASSERT_TRUE(told.ok()) << told.error().message();
+  EXPECT_STREQ((*told)["type"].GetString(), "error");
+  EXPECT_STREQ((*told)["code"].GetString(), "busy");
+  EXPECT_NE(std::string((*told)["message"].GetString()).find("still introducing themselves"),
+            std::string::npos);
+}
+
+// Out of descriptors, accept() fails while the connections stay queued: the agent rests
+// between tries, and says so once, where it used to spin and log every failure.
+TEST_F(AgentTest, OutOfDescriptorsTheAgentRestsAndWarnsOnce) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>(
+      "agent-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  spdlog::set_default_logger(logger);
+  start();
+  // The clients' sockets exist before the limit falls (connect() needs no descriptor).
+  std::vector<UniqueFd> waiting;
+  for (int i = 0; i < 8; ++i)
+    waiting.emplace_back(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  const auto open_now = static_cast<rlim_t>(std::distance(
+      std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator()));
+  rlimit exhausted = before;
+  exhausted.rlim_cur = open_now;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &exhausted), 0);
+  // Every free number below the limit taken too: the agent's next accept() has none.
+  std::vector<UniqueFd> fillers;
+  for (int i = 0; i < 4096; ++i) {
+    UniqueFd filler(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!filler) break;
+    fillers.push_back(std::move(filler));
+  }
+  sockaddr_in agent{};
+  agent.sin_family = AF_INET;
+  agent.sin_port = htons(agent_->port());
+  agent.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (const UniqueFd& fd : waiting) {
+    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&agent), sizeof agent), 0)
+        << std::strerror(errno);
+  }
+  const bool failed_often =
+      wait_until([&] { return agent_->counters().accept_failures >= 5; }, 10s);
+  fillers.clear();
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
+  spdlog::set_default_logger(previous);
+  ASSERT_TRUE(failed_often) << agent_->counters().accept_failures;
+  std::size_t warnings = 0;
+  for (std::size_t at = log.str().find("accept: "); at != std::string::npos;
+       at = log.str().find("accept: ", at + 1))
+    ++warnings;
+  EXPECT_EQ(warnings, 1u) << log.str();
+  // With descriptors again, the queued connections are taken and a client is served.
+  waiting.clear();
+  echo_session();
+}
+
 TEST_F(AgentTest, RefusesAnotherProtocolVersionNamingBoth) {
   start();
   UniqueFd fd = raw_connect();
@@ -435,6 +509,12 @@ TEST_F(AgentTest, ASessionCostingMoreThanALimitIsRefusedNamingTheFlag) {
 // A session that runs past --max-session-duration (a test that runs a count of iterations
 // declares no length) is cut, and the agent serves the next client.
 TEST_F(AgentTest, ASessionRunningPastTheMaxDurationIsCut) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>(
+      "agent-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_level(spdlog::level::info);
+  spdlog::set_default_logger(logger);
   AgentOptions options;
   options.limits.max_duration = 1s;
   start(options);
@@ -445,6 +525,9 @@ TEST_F(AgentTest, ASessionRunningPastTheMaxDurationIsCut) {
   // The handler would hold the session for 10 s: it ends well before.
   EXPECT_TRUE(wait_until([&] { return held_ == 0 && agent_->active_sessions() == 0; }))
       << "the cut session still runs";
+  spdlog::set_default_logger(previous);
+  // Logged as what happened, not as the client closing its connection.
+  EXPECT_NE(log.str().find("test=hold outcome=cut"), std::string::npos) << log.str();
   echo_session();
 }
 

@@ -185,7 +185,8 @@ TEST(TcpProbe, OptionsRoundTripThroughParamsAndAreChecked) {
   EXPECT_EQ(back->direction, TcpDirection::kBidir);
 
   for (const char* bad : {R"({"streams":0})", R"({"streams":1000})", R"({"direction":"up"})",
-                          R"({"write_size_bytes":-1})", R"({"duration_s":"ten"})"}) {
+                          R"({"write_size_bytes":-1})", R"({"duration_s":"ten"})",
+                          R"({"duration_s":-1e308,"total_bytes":1})", R"({"duration_s":-1})"}) {
     auto parsed = json::parse(bad, "params");
     ASSERT_TRUE(parsed.ok());
     EXPECT_FALSE(tcp_bw_options_from_json(*parsed).ok()) << bad;
