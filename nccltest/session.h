@@ -49,7 +49,6 @@ struct Session {
   std::string memory_note;              // "Reducing maxBytes to ..." when the sizes were cut to fit
   std::vector<std::string> setup_notes; // header lines: -g/-t/-R on this backend, buffers
   int per_process = 1; // ranks each process drives: -g x -t on the nccl backend, else 1
-  std::string memory_note; // "Reducing maxBytes to ..." when the sizes were cut to fit
   // NCCL_TESTS_SPLIT(_MASK): this rank's group, whose communicator runs the collective.
   std::optional<int> split;
   std::string split_note;

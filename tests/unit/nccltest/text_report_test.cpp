@@ -104,230 +104,232 @@ TEST(NcclTestsText, HeaderLinesMatchNcclTests) {
 // The fixture is nccl-tests' -g 8 from one process: with -g 8 ours is the same run, and its
 // parameter line and device lines (one per rank and GPU, one pid) are the same bytes.
 TEST(NcclTestsText, EightGpusFromOneProcessPrintNcclTestsParameterAndDeviceLines) {
-  const std::vector<std::string> theirs = lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
+  const std::vector<std::string> theirs =
+      testing::lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
   RunHeader h = header_like_fixture();
   h.ngpus = 8;
   h.launcher = "single process";
-  const std::vector<std::string> ours = lines_of(render_text_header(h));
+  const std::vector<std::string> ours = testing::lines_of(render_text_header(h));
   ASSERT_GE(ours.size(), 16u);
   EXPECT_EQ(ours[2], theirs[2]);
   for (std::size_t i = 0; i < 8; ++i)
     EXPECT_EQ(ours[ours.size() - 12 + i], theirs[5 + i]);
-  // -C, -S, -z and -u as nccl-tests 2.19.6 prints them: the expected lines come from its own
-  // format strings (src/util.cu's writeDeviceReport, writeResultHeader, writeTimestamp),
-  // copied here with the values it passes.
-  TEST(NcclTestsText, CputimeTimestampsBlockingAndUnalignAsNcclTestsPrintsThem) {
-    RunHeader h = header_like_fixture();
-    h.report_cputime = true;
-    h.report_timestamps = true;
-    h.unalign = 3;
-    const std::vector<std::string> ours = testing::lines_of(render_text_header(h));
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d "
-                  "iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
-                  1, 1, 8L, 134217728L, 2L, "factor", 1, 20, 1, 1, 0, 3);
-    EXPECT_EQ(ours[2], line);
-    std::snprintf(line, sizeof line,
-                  "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n",
-                  "size", "count", "type", "redop", "root", "cputime", "algbw", "busbw", "#wrong",
-                  "cputime", "algbw", "busbw", "#wrong", 19, "timestamp");
-    EXPECT_EQ(ours[ours.size() - 2], line);
-    std::snprintf(line, sizeof line,
-                  "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n",
-                  "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                  "(GB/s)", "", 19, "%Y-%m-%d %H:%M:%S");
-    EXPECT_EQ(ours.back(), line);
-    // Blocking modes' lines follow the parameter line.
-    const char* blocking[] = {
-        "", "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n",
-        "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n",
-        "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes "
-        "barrier \n"};
-    for (int z = 1; z <= 3; ++z) {
-      h.blocking = z;
-      EXPECT_EQ(testing::lines_of(render_text_header(h))[3], blocking[z]) << "-z " << z;
-    }
-    // A row ends with the timestamp as "%21s".
-    SizeRow row;
-    row.bytes = 8;
-    row.count = 2;
-    row.op = "sum";
-    row.out_of_place = {10.5, 0, 0, 0, {}};
-    row.in_place = {10.5, 0, 0, 0, {}};
-    row.timestamp = "2026-11-26 10:00:00";
-    const std::string text = render_text_row(row);
-    EXPECT_EQ(text.substr(text.size() - 22), "  2026-11-26 10:00:00\n");
-    row.timestamp.clear();
-    EXPECT_EQ(render_text_row(row).size(), text.size() - 21);
+}
+
+// -C, -S, -z and -u as nccl-tests 2.19.6 prints them: the expected lines come from its own
+// format strings (src/util.cu's writeDeviceReport, writeResultHeader, writeTimestamp),
+// copied here with the values it passes.
+TEST(NcclTestsText, CputimeTimestampsBlockingAndUnalignAsNcclTestsPrintsThem) {
+  RunHeader h = header_like_fixture();
+  h.report_cputime = true;
+  h.report_timestamps = true;
+  h.unalign = 3;
+  const std::vector<std::string> ours = testing::lines_of(render_text_header(h));
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d "
+                "iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
+                1, 1, 8L, 134217728L, 2L, "factor", 1, 20, 1, 1, 0, 3);
+  EXPECT_EQ(ours[2], line);
+  std::snprintf(line, sizeof line,
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size",
+                "count", "type", "redop", "root", "cputime", "algbw", "busbw", "#wrong", "cputime",
+                "algbw", "busbw", "#wrong", 19, "timestamp");
+  EXPECT_EQ(ours[ours.size() - 2], line);
+  std::snprintf(line, sizeof line,
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                "(GB/s)", "", 19, "%Y-%m-%d %H:%M:%S");
+  EXPECT_EQ(ours.back(), line);
+  // Blocking modes' lines follow the parameter line.
+  const char* blocking[] = {
+      "", "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n",
+      "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n",
+      "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes "
+      "barrier \n"};
+  for (int z = 1; z <= 3; ++z) {
+    h.blocking = z;
+    EXPECT_EQ(testing::lines_of(render_text_header(h))[3], blocking[z]) << "-z " << z;
   }
+  // A row ends with the timestamp as "%21s".
+  SizeRow row;
+  row.bytes = 8;
+  row.count = 2;
+  row.op = "sum";
+  row.out_of_place = {10.5, 0, 0, 0, {}};
+  row.in_place = {10.5, 0, 0, 0, {}};
+  row.timestamp = "2026-11-26 10:00:00";
+  const std::string text = render_text_row(row);
+  EXPECT_EQ(text.substr(text.size() - 22), "  2026-11-26 10:00:00\n");
+  row.timestamp.clear();
+  EXPECT_EQ(render_text_row(row).size(), text.size() - 21);
+}
 
-  // Pasted into a ticket, an MPI run must not read as nccl-tests on some NCCL.
-  TEST(NcclTestsText, FirstLineSaysWhatRan) {
-    RunHeader h = header_like_fixture();
-    h.backend = "mpi";
-    h.nccl_library = 0;
-    h.nccl_headers = 22809;
-    const std::string first = testing::lines_of(render_text_header(h))[0];
-    EXPECT_EQ(first, "# fabric-nccltest " + std::string(build_info().version) +
-                         " (nccl-tests 2.19.6 output), backend mpi, NCCL library none (headers "
-                         "2.28.9)\n");
-    EXPECT_EQ(first.find("nccl-tests version"), std::string::npos);
-    EXPECT_EQ(nccl_version_text(22809), "2.28.9");
-    EXPECT_EQ(nccl_version_text(21903), "2.19.3");
-  }
+// Pasted into a ticket, an MPI run must not read as nccl-tests on some NCCL.
+TEST(NcclTestsText, FirstLineSaysWhatRan) {
+  RunHeader h = header_like_fixture();
+  h.backend = "mpi";
+  h.nccl_library = 0;
+  h.nccl_headers = 22809;
+  const std::string first = testing::lines_of(render_text_header(h))[0];
+  EXPECT_EQ(first, "# fabric-nccltest " + std::string(build_info().version) +
+                       " (nccl-tests 2.19.6 output), backend mpi, NCCL library none (headers "
+                       "2.28.9)\n");
+  EXPECT_EQ(first.find("nccl-tests version"), std::string::npos);
+  EXPECT_EQ(nccl_version_text(22809), "2.28.9");
+  EXPECT_EQ(nccl_version_text(21903), "2.19.3");
+}
 
-  TEST(NcclTestsText, FooterLinesMatchNcclTests) {
-    const std::vector<std::string> theirs =
-        testing::lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
-    RunFooter footer;
-    footer.avg_busbw = 145.825;
-    footer.line_rate.basis = "all ranks on one node: no traffic crosses a NIC";
-    const std::vector<std::string> ours =
-        testing::lines_of(render_text_footer(footer, "all_reduce_perf"));
-    const std::size_t n = theirs.size();
-    EXPECT_EQ(ours[0], theirs[n - 6]); // Out of bounds values
-    EXPECT_EQ(ours[1], theirs[n - 5]); // Avg bus bandwidth, with nccl-tests' trailing space
-    EXPECT_EQ(ours[2].rfind("# Line-rate ceiling    : none (", 0), 0u);
-    for (std::size_t i = 0; i < 4; ++i)
-      EXPECT_EQ(ours[3 + i], theirs[n - 4 + i]);
-  }
+TEST(NcclTestsText, FooterLinesMatchNcclTests) {
+  const std::vector<std::string> theirs =
+      testing::lines_of(fixture("nccl_tests_all_reduce_8gpu.txt"));
+  RunFooter footer;
+  footer.avg_busbw = 145.825;
+  footer.line_rate.basis = "all ranks on one node: no traffic crosses a NIC";
+  const std::vector<std::string> ours =
+      testing::lines_of(render_text_footer(footer, "all_reduce_perf"));
+  const std::size_t n = theirs.size();
+  EXPECT_EQ(ours[0], theirs[n - 6]); // Out of bounds values
+  EXPECT_EQ(ours[1], theirs[n - 5]); // Avg bus bandwidth, with nccl-tests' trailing space
+  EXPECT_EQ(ours[2].rfind("# Line-rate ceiling    : none (", 0), 0u);
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(ours[3 + i], theirs[n - 4 + i]);
+}
 
-  TEST(NcclTestsText, EveryParserReadsOursAsItReadsTheirs) {
-    const std::string theirs = fixture("nccl_tests_all_reduce_8gpu.txt");
-    ParsedRun reference = testing::parse_fixed_13(theirs);
-    std::string ours = render_text_header(header_like_fixture());
-    for (const auto& p : reference.rows)
-      ours += render_text_row(row_from(p));
-    RunFooter footer;
-    footer.avg_busbw = *reference.avg_busbw;
-    footer.line_rate.ceiling_gbytes = 50;
-    footer.line_rate.basis = "slowest node a: 1 NIC, 400 Gb/s in all";
-    footer.failures.push_back(
-        {3, "dgx-a07", 3, 1024, DataType::kFloat, "sum", false, 1, 256, 0, 5, 4});
-    ours += render_text_footer(footer, "all_reduce_perf");
+TEST(NcclTestsText, EveryParserReadsOursAsItReadsTheirs) {
+  const std::string theirs = fixture("nccl_tests_all_reduce_8gpu.txt");
+  ParsedRun reference = testing::parse_fixed_13(theirs);
+  std::string ours = render_text_header(header_like_fixture());
+  for (const auto& p : reference.rows)
+    ours += render_text_row(row_from(p));
+  RunFooter footer;
+  footer.avg_busbw = *reference.avg_busbw;
+  footer.line_rate.ceiling_gbytes = 50;
+  footer.line_rate.basis = "slowest node a: 1 NIC, 400 Gb/s in all";
+  footer.failures.push_back(
+      {3, "dgx-a07", 3, 1024, DataType::kFloat, "sum", false, 1, 256, 0, 5, 4});
+  ours += render_text_footer(footer, "all_reduce_perf");
 
-    for (const std::string* text : std::vector<const std::string*>{&theirs, &ours}) {
-      ParsedRun fixed = testing::parse_fixed_13(*text);
-      ParsedRun regex = testing::parse_regex(*text);
-      auto header = testing::parse_header_driven(*text);
-      ASSERT_TRUE(header.has_value());
-      ASSERT_EQ(fixed.rows.size(), reference.rows.size());
-      ASSERT_EQ(regex.rows.size(), reference.rows.size());
-      ASSERT_EQ(header->rows.size(), reference.rows.size());
-      for (std::size_t i = 0; i < reference.rows.size(); ++i) {
-        for (const ParsedRun* run : {&fixed, &regex, &*header}) {
-          EXPECT_EQ(run->rows[i].size, reference.rows[i].size);
-          EXPECT_EQ(run->rows[i].count, reference.rows[i].count);
-          EXPECT_DOUBLE_EQ(run->rows[i].oop_busbw, reference.rows[i].oop_busbw);
-          EXPECT_DOUBLE_EQ(run->rows[i].ip_time, reference.rows[i].ip_time);
-          EXPECT_EQ(run->rows[i].ip_wrong, "0");
-        }
-      }
+  for (const std::string* text : std::vector<const std::string*>{&theirs, &ours}) {
+    ParsedRun fixed = testing::parse_fixed_13(*text);
+    ParsedRun regex = testing::parse_regex(*text);
+    auto header = testing::parse_header_driven(*text);
+    ASSERT_TRUE(header.has_value());
+    ASSERT_EQ(fixed.rows.size(), reference.rows.size());
+    ASSERT_EQ(regex.rows.size(), reference.rows.size());
+    ASSERT_EQ(header->rows.size(), reference.rows.size());
+    for (std::size_t i = 0; i < reference.rows.size(); ++i) {
       for (const ParsedRun* run : {&fixed, &regex, &*header}) {
-        ASSERT_TRUE(run->avg_busbw.has_value());
-        EXPECT_DOUBLE_EQ(*run->avg_busbw, *reference.avg_busbw);
-        EXPECT_EQ(run->out_of_bounds, 0);
-        EXPECT_EQ(run->out_of_bounds_verdict, "OK");
+        EXPECT_EQ(run->rows[i].size, reference.rows[i].size);
+        EXPECT_EQ(run->rows[i].count, reference.rows[i].count);
+        EXPECT_DOUBLE_EQ(run->rows[i].oop_busbw, reference.rows[i].oop_busbw);
+        EXPECT_DOUBLE_EQ(run->rows[i].ip_time, reference.rows[i].ip_time);
+        EXPECT_EQ(run->rows[i].ip_wrong, "0");
       }
     }
-  }
-
-  TEST(NcclTestsText, WideNumbersStayFixedPointAndKeepThirteenTokens) {
-    SizeRow row;
-    row.bytes = 17179869184ull; // 16 GiB
-    row.count = 4294967296ull;
-    row.op = "sum";
-    row.out_of_place = {123456789.5, 0.139, 0.243, 1234567, {}};
-    row.in_place = {99999999.0, 1234567.891, 2160493.8, std::nullopt, {}};
-    std::string line = render_text_row(row);
-    EXPECT_EQ(line.find('e'), std::string::npos) << line; // no exponent anywhere
-    auto t = testing::tokens(line);
-    ASSERT_EQ(t.size(), 13u) << line;
-    EXPECT_EQ(t[5], "123456790"); // nccl-tests would print 1.2e+08
-    EXPECT_EQ(t[8], "1234567");   // nccl-tests' %6g would print 1.23457e+06
-    EXPECT_EQ(t[12], "N/A");
-    EXPECT_EQ(testing::parse_regex(line).rows.size(), 1u);
-  }
-
-  TEST(NcclTestsText, FixedFieldFollowsNcclTestsPrecisionSteps) {
-    EXPECT_EQ(fixed_field(11.234, 7), "  11.23");
-    EXPECT_EQ(fixed_field(12345.67, 7), "12345.7");
-    EXPECT_EQ(fixed_field(1234567.4, 7), "1234567");
-    EXPECT_EQ(fixed_field(0.004, 6), "  0.00");
-    EXPECT_EQ(fixed_field(999.999, 6), "1000.0");
-  }
-
-  TEST(NcclTestsText, FixedGIsPercentGWithoutExponent) {
-    EXPECT_EQ(fixed_g(145.825), "145.825");
-    EXPECT_EQ(fixed_g(0), "0");
-    EXPECT_EQ(fixed_g(12.5), "12.5");
-    EXPECT_EQ(fixed_g(1234567.0), "1234567");
-    EXPECT_EQ(fixed_g(0.0000123456), "0.0000123456");
-  }
-
-  TEST(NcclTestsText, PerRankFailuresAndThresholdVerdictAreCommentLines) {
-    RunFooter footer;
-    footer.out_of_bounds = 2;
-    footer.avg_busbw = 3.5;
-    footer.threshold.min_busbw = 5;
-    footer.judged_busbw = 3.4;
-    footer.judged_on = "sizes >= 64 MiB";
-    footer.threshold_ok = false;
-    footer.failures.push_back(
-        {2, "node3", -1, 1048576, DataType::kInt32, "sum", true, 7, 262144, 9, 12, 13});
-    std::string text = render_text_footer(footer, "all_reduce_perf");
-    for (const std::string& line : testing::lines_of(text)) {
-      if (line != "\n") {
-        EXPECT_EQ(line[0], '#') << line;
-      }
+    for (const ParsedRun* run : {&fixed, &regex, &*header}) {
+      ASSERT_TRUE(run->avg_busbw.has_value());
+      EXPECT_DOUBLE_EQ(*run->avg_busbw, *reference.avg_busbw);
+      EXPECT_EQ(run->out_of_bounds, 0);
+      EXPECT_EQ(run->out_of_bounds_verdict, "OK");
     }
-    EXPECT_NE(
-        text.find("rank 2 (node3, host memory): 7 of 262144 elements wrong, 1048576 B int32 sum "
-                  "in-place, first at element 9: got 12, expected 13"),
-        std::string::npos)
-        << text;
-    EXPECT_NE(text.find("# Out of bounds values : 2 FAILED\n"), std::string::npos);
-    EXPECT_NE(text.find("# Avg bus bandwidth    : 3.5 FAILED\n"), std::string::npos);
-    EXPECT_NE(
-        text.find("# Busbw threshold      : 3.4 GB/s average over sizes >= 64 MiB, required 5 "
-                  "GB/s: FAILED"),
-        std::string::npos)
-        << text;
   }
+}
 
-  // The line-rate context: the ceiling, what it came from, and the run's share of it.
-  TEST(NcclTestsText, FooterGivesTheShareOfTheLineRate) {
-    RunFooter footer;
-    footer.avg_busbw = 9.0;
-    footer.line_rate.ceiling_gbytes = 12.5;
-    footer.line_rate.basis = "100 Gb/s NICs, 2 nodes";
-    std::string text = render_text_footer(footer, "all_reduce_perf");
-    EXPECT_NE(text.find("# Line-rate ceiling    : 12.5 GB/s busbw (100 Gb/s NICs, 2 nodes); avg "
-                        "busbw is 72 % of it\n"),
-              std::string::npos)
-        << text;
-    RunFooter unknown;
-    unknown.line_rate.basis = "no NIC speed known";
-    text = render_text_footer(unknown, "all_reduce_perf");
-    EXPECT_NE(text.find("# Line-rate ceiling    : none (no NIC speed known)\n"), std::string::npos)
-        << text;
-  }
+TEST(NcclTestsText, WideNumbersStayFixedPointAndKeepThirteenTokens) {
+  SizeRow row;
+  row.bytes = 17179869184ull; // 16 GiB
+  row.count = 4294967296ull;
+  row.op = "sum";
+  row.out_of_place = {123456789.5, 0.139, 0.243, 1234567, {}};
+  row.in_place = {99999999.0, 1234567.891, 2160493.8, std::nullopt, {}};
+  std::string line = render_text_row(row);
+  EXPECT_EQ(line.find('e'), std::string::npos) << line; // no exponent anywhere
+  auto t = testing::tokens(line);
+  ASSERT_EQ(t.size(), 13u) << line;
+  EXPECT_EQ(t[5], "123456790"); // nccl-tests would print 1.2e+08
+  EXPECT_EQ(t[8], "1234567");   // nccl-tests' %6g would print 1.23457e+06
+  EXPECT_EQ(t[12], "N/A");
+  EXPECT_EQ(testing::parse_regex(line).rows.size(), 1u);
+}
 
-  TEST(NcclTestsText, DeviceLineHasRoomForNicAndTopology) {
-    RankInfo r;
-    r.rank = 3;
-    r.pid = 4242;
-    r.host = "node7";
-    r.device = -1;
-    r.pci_bus_id = "host";
-    r.device_name = "host memory";
-    r.nic = NicInfo{"mlx5_0/1", "RDMA port rate", 100};
-    r.topology = "mlx5_0 PIX";
-    EXPECT_EQ(render_device_line(r),
-              "#  Rank  3 Group  0 Pid   4242 on      node7 device -1 [host] host memory | nic "
-              "mlx5_0/1 100 Gb/s (RDMA port rate) | topo mlx5_0 PIX\n");
+TEST(NcclTestsText, FixedFieldFollowsNcclTestsPrecisionSteps) {
+  EXPECT_EQ(fixed_field(11.234, 7), "  11.23");
+  EXPECT_EQ(fixed_field(12345.67, 7), "12345.7");
+  EXPECT_EQ(fixed_field(1234567.4, 7), "1234567");
+  EXPECT_EQ(fixed_field(0.004, 6), "  0.00");
+  EXPECT_EQ(fixed_field(999.999, 6), "1000.0");
+}
+
+TEST(NcclTestsText, FixedGIsPercentGWithoutExponent) {
+  EXPECT_EQ(fixed_g(145.825), "145.825");
+  EXPECT_EQ(fixed_g(0), "0");
+  EXPECT_EQ(fixed_g(12.5), "12.5");
+  EXPECT_EQ(fixed_g(1234567.0), "1234567");
+  EXPECT_EQ(fixed_g(0.0000123456), "0.0000123456");
+}
+
+TEST(NcclTestsText, PerRankFailuresAndThresholdVerdictAreCommentLines) {
+  RunFooter footer;
+  footer.out_of_bounds = 2;
+  footer.avg_busbw = 3.5;
+  footer.threshold.min_busbw = 5;
+  footer.judged_busbw = 3.4;
+  footer.judged_on = "sizes >= 64 MiB";
+  footer.threshold_ok = false;
+  footer.failures.push_back(
+      {2, "node3", -1, 1048576, DataType::kInt32, "sum", true, 7, 262144, 9, 12, 13});
+  std::string text = render_text_footer(footer, "all_reduce_perf");
+  for (const std::string& line : testing::lines_of(text)) {
+    if (line != "\n") {
+      EXPECT_EQ(line[0], '#') << line;
+    }
   }
+  EXPECT_NE(
+      text.find("rank 2 (node3, host memory): 7 of 262144 elements wrong, 1048576 B int32 sum "
+                "in-place, first at element 9: got 12, expected 13"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# Out of bounds values : 2 FAILED\n"), std::string::npos);
+  EXPECT_NE(text.find("# Avg bus bandwidth    : 3.5 FAILED\n"), std::string::npos);
+  EXPECT_NE(text.find("# Busbw threshold      : 3.4 GB/s average over sizes >= 64 MiB, required 5 "
+                      "GB/s: FAILED"),
+            std::string::npos)
+      << text;
+}
+
+// The line-rate context: the ceiling, what it came from, and the run's share of it.
+TEST(NcclTestsText, FooterGivesTheShareOfTheLineRate) {
+  RunFooter footer;
+  footer.avg_busbw = 9.0;
+  footer.line_rate.ceiling_gbytes = 12.5;
+  footer.line_rate.basis = "100 Gb/s NICs, 2 nodes";
+  std::string text = render_text_footer(footer, "all_reduce_perf");
+  EXPECT_NE(text.find("# Line-rate ceiling    : 12.5 GB/s busbw (100 Gb/s NICs, 2 nodes); avg "
+                      "busbw is 72 % of it\n"),
+            std::string::npos)
+      << text;
+  RunFooter unknown;
+  unknown.line_rate.basis = "no NIC speed known";
+  text = render_text_footer(unknown, "all_reduce_perf");
+  EXPECT_NE(text.find("# Line-rate ceiling    : none (no NIC speed known)\n"), std::string::npos)
+      << text;
+}
+
+TEST(NcclTestsText, DeviceLineHasRoomForNicAndTopology) {
+  RankInfo r;
+  r.rank = 3;
+  r.pid = 4242;
+  r.host = "node7";
+  r.device = -1;
+  r.pci_bus_id = "host";
+  r.device_name = "host memory";
+  r.nic = NicInfo{"mlx5_0/1", "RDMA port rate", 100};
+  r.topology = "mlx5_0 PIX";
+  EXPECT_EQ(render_device_line(r),
+            "#  Rank  3 Group  0 Pid   4242 on      node7 device -1 [host] host memory | nic "
+            "mlx5_0/1 100 Gb/s (RDMA port rate) | topo mlx5_0 PIX\n");
+}
 
 } // namespace
 } // namespace fabric::nccltest
