@@ -130,7 +130,10 @@ Result<rapidjson::Document> parse(std::string_view text, std::string_view what,
   auto generate = [&](rapidjson::Document& target) {
     DepthLimitedBuilder builder(target, max_depth);
     rapidjson::Reader reader;
-    result = reader.Parse<rapidjson::kParseIterativeFlag>(input, builder);
+    // JSON is UTF-8 (RFC 8259): a string that is not is refused here, not carried into
+    // what is written back (where it would come out escaped, a different string).
+    result = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
+        input, builder);
     too_deep = builder.too_deep();
     return !result.IsError();
   };

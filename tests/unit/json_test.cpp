@@ -40,6 +40,17 @@ TEST(Json, ParseErrorsNameTheDocumentLineAndColumn) {
             "config: line 3, column 7: Missing a colon after a name of object member.");
 }
 
+// A string that is not UTF-8 is no JSON: refused where it starts, so that nothing read can
+// come out of a writer (which escapes such bytes) as another string than went in.
+TEST(Json, AStringThatIsNotUtf8IsRefused) {
+  auto doc = parse("{\"domain\": \"cluster\xff\xfe\"}", "result");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.error().code(), ErrorCode::kDecode);
+  EXPECT_NE(doc.error().message().find("result: line 1"), std::string::npos)
+      << doc.error().message();
+  EXPECT_TRUE(parse("{\"domain\": \"caf\xc3\xa9\"}", "result").ok()); // UTF-8 is fine
+}
+
 TEST(Json, TrailingGarbageIsAnError) {
   auto doc = parse("{} x", "stdin");
   ASSERT_FALSE(doc.ok());
