@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # nccltest_mpi_vs_bare.sh - fabric-nccltest's mpi backend against a bare timed loop of the
-# same MPI_Allreduce (tests/bench/bare_mpi_allreduce.c): the same ranks, sizes, iterations
-# and warm-up, alternating in one run; per-size median busbw of each and their ratio, the
+# same MPI_Allreduce (tests/bench/bare_mpi_allreduce.c): the same ranks, sizes, iterations,
+# warm-up and buffer rotation (each call at its slot of the -e sized buffers, as nccl-tests
+# does), alternating in one run; per-size median busbw of each and their ratio, the
 # geometric mean of the ratios per round (its spread says what the figure can resolve), and
 # the start-up time to the first timed iteration of each (launch to the first result row
 # of an 8-byte run).

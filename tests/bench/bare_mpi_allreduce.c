@@ -2,6 +2,9 @@
  * (scripts/bench/nccltest_mpi_vs_bare.sh): MPI_Allreduce of floats, sum, on buffers
  * allocated and touched once, WARMUP untimed calls and a barrier, then ITERS calls between
  * two MPI_Wtime readings; the time is the mean over ranks, as fabric-nccltest's -a 1.
+ * Call i of a size runs at slot i mod (MAX_BYTES / size) of the buffers, as nccl-tests (and
+ * fabric-nccltest) rotate them against cache effects: a loop that reuses one slot measures
+ * the cache, not the collective.
  * Rank 0 prints one line per size: "size time_us busbw_GBps", flushed as it goes.
  *
  *   bare_mpi_allreduce MIN_BYTES MAX_BYTES ITERS WARMUP      (sizes double from MIN) */
@@ -22,17 +25,21 @@ int main(int argc, char** argv) {
   }
   const size_t min_bytes = strtoull(argv[1], NULL, 10), max_bytes = strtoull(argv[2], NULL, 10);
   const int iters = atoi(argv[3]), warmup = atoi(argv[4]);
-  float* send = aligned_alloc(4096, (max_bytes + 4095) / 4096 * 4096);
-  float* recv = aligned_alloc(4096, (max_bytes + 4095) / 4096 * 4096);
+  char* send = aligned_alloc(4096, (max_bytes + 4095) / 4096 * 4096);
+  char* recv = aligned_alloc(4096, (max_bytes + 4095) / 4096 * 4096);
   if (send == NULL || recv == NULL || iters < 1 || min_bytes < 4) MPI_Abort(MPI_COMM_WORLD, 1);
   memset(send, 0, (max_bytes + 4095) / 4096 * 4096);
   memset(recv, 0, (max_bytes + 4095) / 4096 * 4096);
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const int count = (int)(bytes / sizeof(float));
+    const size_t slots = max_bytes / bytes;
     for (int i = 0; i < warmup; ++i) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < iters; ++i) {
+      const size_t offset = (size_t)i % slots * bytes;
+      MPI_Allreduce(send + offset, recv + offset, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
     double seconds = (MPI_Wtime() - start) / iters;
     MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     seconds /= size;
