@@ -79,12 +79,14 @@ source "$REPO/scripts/lib/tiers.sh"
 
 # The libFuzzer targets (tests/fuzz), each for FABRIC_FUZZ_SECONDS (default 60) from its
 # seed corpus, in a clang tree of their own: a crash or a leak fails the run.
+# FUZZ_OUTCOME says how it went, repeated at the end of the run where CI's tail shows it.
+FUZZ_OUTCOME=
 run_fuzz() {
   [[ " $SELECTED " == *" fuzz "* ]] || return 0
   local seconds=${FABRIC_FUZZ_SECONDS:-60} dir
   log "building the fuzz targets (clang, ASan+UBSan)"
   dir=$("$REPO/scripts/build.sh" fuzz cni_config_fuzz agent_frames_fuzz nccl_profile_fuzz) ||
-    { log "the fuzz build failed"; return 1; }
+    { FUZZ_OUTCOME="the fuzz build failed"; log "$FUZZ_OUTCOME"; return 1; }
   local target seeds corpus
   for target in cni_config_fuzz:tests/data/cni/corpus agent_frames_fuzz:tests/data/probe/agent_corpus \
     nccl_profile_fuzz:tests/data/nccl_profiler/corpus; do
@@ -94,13 +96,21 @@ run_fuzz() {
     if ! "$dir/tests/fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 \
       -artifact_prefix="$dir/$target-" "$corpus" "$seeds" 2>"$dir/$target.log"; then
       tail -n 40 "$dir/$target.log" >&2
-      log "fuzzing $target found a failure (input saved as $dir/$target-*)"
+      FUZZ_OUTCOME="fuzzing $target found a failure (input saved as $dir/$target-*)"
+      log "$FUZZ_OUTCOME"
+      # A clean clone's tree is gone after the run: the input, small, travels in the log.
+      local found
+      for found in "$dir/$target"-*; do
+        [[ -f $found && $(stat -c %s "$found") -le 4096 ]] &&
+          FUZZ_OUTCOME+=$'\n'"test.sh: $(basename "$found") as base64: $(base64 -w0 "$found")"
+      done
       rm -rf "$corpus"
       return 1
     fi
     grep -E 'stat::number_of_executed_units' "$dir/$target.log" | sed "s/^/test.sh: $target /" >&2
     rm -rf "$corpus"
   done
+  FUZZ_OUTCOME="fuzz: every target ran ${seconds} s clean"
 }
 
 main() {
@@ -118,6 +128,7 @@ main() {
 
   log "tiers selected: $SELECTED (required here: $REQUIRED)"
   check_tiers_ran "$RESULTS" || status=1
+  [[ -z $FUZZ_OUTCOME ]] || log "$FUZZ_OUTCOME"
   # The last lines stay ctest's own summaries (one per tree), for people and CI alike.
   grep -E '^[0-9]+% tests passed' "$RESULTS" || true
   return $status

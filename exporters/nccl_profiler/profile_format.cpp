@@ -164,6 +164,8 @@ Result<void> Parser::comm_line(std::size_t line, Tokens& tokens) {
     return error(line, "comm: rank " + std::to_string(comm.rank) + " of " +
                            std::to_string(comm.nranks) + " ranks");
   }
+  // nnodes 0: not known, as nranks. Negative is not a count, and would not render back.
+  if (comm.nnodes < 0) return error(line, "comm: nnodes " + std::to_string(comm.nnodes));
   if (!comms_seen_.emplace(comm.hash, comm.rank).second) {
     return error(line,
                  "comm " + std::string(hash) + " rank " + std::to_string(comm.rank) + ": repeated");

@@ -146,6 +146,8 @@ TEST(ProfileFormat, RefusesWhatIsNotAProfile) {
       {"short hash", replaced(good, "comm 9f86d081884c7d65", "comm 9f86"), "16 hex digits"},
       {"rank out of range", replaced(good, "nranks 16 rank 3", "nranks 16 rank 16"),
        "rank 16 of 16"},
+      {"negative node count", replaced(good, "rank 3 nnodes 2", "rank 3 nnodes -1"),
+       "nnodes -1"},
       {"repeated comm and rank",
        replaced(good, "comm 0123456789abcdef nranks 2 rank 0",
                 "comm 9f86d081884c7d65 nranks 16 rank 3"),
