@@ -10,10 +10,11 @@
 #   scripts/bench/nccltest_mpi_vs_bare.sh [ROUNDS] [RANKS] [MAX_BYTES] [ITERS] [WARMUP]
 #     defaults: 7 rounds, 2 ranks, 64 MiB, 20 iterations, 1 warm-up call per size
 #     (sizes 8 B doubling to MAX_BYTES)
-# Like with like: both warm every size up with the same number of untimed calls (what
-# fabric-nccltest's -w does), each rank has a core of its own (more ranks than cores is
-# refused: an oversubscribed Open MPI yields when idle and its figures measure the
-# scheduler), both run on shared memory only (no TCP transport), and the order of the two
+# Like with like: the bare loop issues the calls fabric-nccltest -c 0 issues, in its order
+# (-w calls at every size first, then per size out of place and in place, each after one
+# untimed call and a barrier; only out of place is compared), each rank has a core of its
+# own (more ranks than cores is refused: an oversubscribed Open MPI yields when idle and its
+# figures measure the scheduler), both run on shared memory only (no TCP transport), and the order of the two
 # alternates from round to round. Builds nothing: uses build/release (FABRIC_BUILD to
 # change it). Run it on a quiet machine; it prints the load average at its start.
 set -euo pipefail
