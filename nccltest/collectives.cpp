@@ -1,5 +1,7 @@
 #include "nccltest/collectives.h"
 
+#include "common/bus_bandwidth.h"
+
 #include <algorithm>
 
 namespace fabric::nccltest {
@@ -191,15 +193,14 @@ BufferBytes buffer_bytes(Collective c, std::size_t max_bytes, int nranks) {
 }
 
 double bus_factor(Collective c, int nranks) {
-  const double n = nranks;
   switch (c) {
-  case Collective::kAllReduce: return 2.0 * (n - 1) / n;
+  case Collective::kAllReduce: return fabric::bus_factor(BusPattern::kAllReduce, nranks);
   case Collective::kAllGather:
   case Collective::kReduceScatter:
-  case Collective::kAllToAll: return (n - 1) / n;
+  case Collective::kAllToAll: return fabric::bus_factor(BusPattern::kOneShareEach, nranks);
   case Collective::kBroadcast:
   case Collective::kReduce:
-  case Collective::kSendRecv: return 1.0;
+  case Collective::kSendRecv: return fabric::bus_factor(BusPattern::kRootOrPeer, nranks);
   }
   return 1.0;
 }

@@ -1,5 +1,7 @@
 #include "exporters/nccl_profiler/collectives.h"
 
+#include "common/bus_bandwidth.h"
+
 #include <array>
 #include <bit>
 
@@ -94,16 +96,15 @@ uint64_t message_bytes(Collective c, uint64_t count, unsigned element_size, int 
 
 std::optional<double> bus_factor(Collective c, int nranks) {
   if (nranks < 1) return std::nullopt;
-  double n = nranks;
   switch (c) {
-  case Collective::kAllReduce: return 2.0 * (n - 1) / n;
+  case Collective::kAllReduce: return fabric::bus_factor(BusPattern::kAllReduce, nranks);
   case Collective::kAllGather:
   case Collective::kReduceScatter:
-  case Collective::kAllToAll: return (n - 1) / n;
+  case Collective::kAllToAll: return fabric::bus_factor(BusPattern::kOneShareEach, nranks);
   case Collective::kBroadcast:
   case Collective::kReduce:
   case Collective::kSend:
-  case Collective::kRecv: return 1.0;
+  case Collective::kRecv: return fabric::bus_factor(BusPattern::kRootOrPeer, nranks);
   case Collective::kOther: return std::nullopt;
   }
   return std::nullopt;
