@@ -84,6 +84,18 @@ Result<ibv_port_attr> query_port(ibv_context* context, uint8_t port) {
   return attr;
 }
 
+Result<std::vector<ibv_gid_entry>> query_gid_table(ibv_context* context, std::size_t capacity) {
+  std::vector<ibv_gid_entry> entries(capacity);
+  if (capacity == 0) return entries;
+  ssize_t n = ibv_query_gid_table(context, entries.data(), entries.size(), 0);
+  if (n < 0) {
+    return Error::from_errno(static_cast<int>(-n), "ibv_query_gid_table",
+                             ibv_get_device_name(context->device));
+  }
+  entries.resize(static_cast<std::size_t>(n));
+  return entries;
+}
+
 Result<ProtectionDomain> alloc_pd(ibv_context* context) {
   errno = 0;
   ProtectionDomain pd(ibv_alloc_pd(context));

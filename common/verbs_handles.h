@@ -74,6 +74,10 @@ Result<Context> open_device(ibv_device* device);
 // ibv_query_device and ibv_query_port return an errno value; errors name the device.
 Result<ibv_device_attr> query_device(ibv_context* context);
 Result<ibv_port_attr> query_port(ibv_context* context, uint8_t port);
+// The valid GID entries of every port, with their type and netdev, in one call
+// (ibv_query_gid_table, rdma-core 32 and later); `capacity` bounds the entries read, the
+// sum of the ports' gid_tbl_len. Errors name the device.
+Result<std::vector<ibv_gid_entry>> query_gid_table(ibv_context* context, std::size_t capacity);
 Result<ProtectionDomain> alloc_pd(ibv_context* context);
 Result<CompletionChannel> create_comp_channel(ibv_context* context);
 Result<CompletionQueue> create_cq(ibv_context* context, int entries,

@@ -1,4 +1,4 @@
-// DeviceSource over libibverbs: ibv_query_device, ibv_query_port, ibv_query_gid_table.
+// DeviceSource over libibverbs (common/verbs_handles.h): the device, its ports, their GIDs.
 #include <cinttypes>
 #include <cstdio>
 #include <endian.h>
@@ -91,15 +91,11 @@ private:
     return info;
   }
 
-  // ibv_query_gid_table returns only the valid entries of every port, with their type and
-  // netdev, in one call (rdma-core >= 32); that is the table RoCE traffic uses.
+  // The GID table holds only the valid entries of every port, with their type and netdev:
+  // the table RoCE traffic uses.
   Result<void> read_gids(ibv_context* ctx, DeviceInfo& info, uint64_t capacity) {
-    if (capacity == 0) return Ok();
-    std::vector<ibv_gid_entry> entries(capacity);
-    ssize_t n = ibv_query_gid_table(ctx, entries.data(), entries.size(), 0);
-    if (n < 0) return Error::from_errno(static_cast<int>(-n), "ibv_query_gid_table");
-    for (ssize_t i = 0; i < n; ++i) {
-      const ibv_gid_entry& e = entries[static_cast<std::size_t>(i)];
+    FABRIC_ASSIGN_OR_RETURN(auto entries, verbs::query_gid_table(ctx, capacity));
+    for (const ibv_gid_entry& e : entries) {
       if (e.port_num < 1 || e.port_num > info.ports.size()) continue;
       GidEntry g;
       g.index = e.gid_index;
