@@ -296,8 +296,8 @@ void Agent::unregister_cookie(const std::string& cookie) {
 Result<void> Agent::attach_stream(const std::string& params_json, UniqueFd fd) {
   FABRIC_ASSIGN_OR_RETURN(rapidjson::Document params, json::parse(params_json, "attach params"));
   FABRIC_ASSIGN_OR_RETURN(std::string cookie, json::get_string(params, "params", "cookie"));
-  auto stream = params.FindMember("stream");
-  if (stream == params.MemberEnd() || !stream->value.IsUint64()) {
+  const rapidjson::Value* stream = json::find_member(params, "stream");
+  if (stream == nullptr || !stream->IsUint64()) {
     return Error(ErrorCode::kDecode, "params.stream", "must be a stream number");
   }
   FABRIC_TRY(set_blocking(fd.get(), true));
@@ -309,9 +309,9 @@ Result<void> Agent::attach_stream(const std::string& params_json, UniqueFd fd) {
                  "no session is waiting for data connections with this cookie (it ended or "
                  "timed out)");
   }
-  if (!it->second->attach(stream->value.GetUint64(), std::move(fd))) {
+  if (!it->second->attach(stream->GetUint64(), std::move(fd))) {
     return Error(ErrorCode::kInvalidArgument, "attaching a data connection",
-                 "stream " + std::to_string(stream->value.GetUint64()) +
+                 "stream " + std::to_string(stream->GetUint64()) +
                      " is not expected or already attached");
   }
   ++counters_.streams_attached;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -27,7 +28,7 @@ Result<std::string> merge_params(const std::string& params_json, const std::stri
   if (!extra.IsObject()) {
     return Error(ErrorCode::kInvalidArgument, "--params", "must be a JSON object");
   }
-  for (auto& m : extra.GetObject()) {
+  for (const auto& m : std::as_const(extra).GetObject()) {
     rapidjson::Value key(m.name, params.GetAllocator());
     rapidjson::Value value(m.value, params.GetAllocator());
     params.RemoveMember(m.name);
@@ -116,11 +117,11 @@ PairOutcome delegate_pair(const MeshHost& source, const MeshHost& destination, c
   if (message_type(*answer) != "result") {
     return fail(unexpected_message(*answer, "result", "agent at " + session->agent));
   }
-  auto report = answer->FindMember("report");
-  if (report == answer->MemberEnd() || !report->value.IsObject()) {
+  const rapidjson::Value* report = json::find_member(*answer, "report");
+  if (report == nullptr || !report->IsObject()) {
     return {std::nullopt, "the agent at " + session->agent + " sent a result without a report"};
   }
-  auto value = report_metric(json::to_string(report->value), test.metric);
+  auto value = report_metric(json::to_string(*report), test.metric);
   if (!value.ok()) return fail(value.error());
   return {*value, ""};
 }
