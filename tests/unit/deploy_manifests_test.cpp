@@ -482,6 +482,25 @@ TEST(DeployManifests, TheIndexedJobPutsOnePodOnEachNode) {
   EXPECT_TRUE(spread) << "no required anti-affinity on the hostname against the job's own pods";
 }
 
+// Without the token, whoever reaches rank 0's port first takes a rank and reads the NCCL id.
+TEST(DeployManifests, TheIndexedJobsRanksProveTheyHoldTheJobsToken) {
+  YAML::Node job = object_named("Job", "nccltest");
+  ASSERT_TRUE(job);
+  YAML::Node spec = job["spec"]["template"]["spec"];
+  const YAML::Node rank = spec["containers"][0];
+  const std::string token_file = env_of(rank)["FABRIC_NCCLTEST_TOKEN_FILE"];
+  ASSERT_FALSE(token_file.empty()) << "the ranks run without the job's token";
+  const std::string dir = fs::path(token_file).parent_path().string();
+  YAML::Node volume = volume_at(spec, rank, dir);
+  ASSERT_TRUE(volume) << token_file << " is not on a volume";
+  EXPECT_TRUE(volume["secret"]["secretName"]) << "the token is not a Secret";
+  bool read_only = false;
+  for (const auto& mount : rank["volumeMounts"]) {
+    if (mount["mountPath"].as<std::string>() == dir) read_only = mount["readOnly"].as<bool>(false);
+  }
+  EXPECT_TRUE(read_only) << "the token's mount is writable";
+}
+
 // RoCE pods run only where the lossless profile was applied, and on the netdev it was applied to.
 TEST(DeployManifests, RocePodsGoWhereTheProfileIsApplied) {
   auto profile = pfc::parse_profile(config_map_value("pfc-profile.yaml"), "pfc-profile.yaml");
