@@ -1,18 +1,14 @@
 #include "nccltest/rendezvous_auth.h"
 
 #include "common/crypto.h"
+#include "common/labelled_proof.h"
 
 namespace fabric::nccltest {
 namespace {
 
-std::string rendezvous_proof_input(RendezvousSide side, std::string_view zero_nonce,
-                                   std::string_view rank_nonce, std::string_view hello_text) {
-  // Nonces are fixed-length hex without newlines, so the fields cannot run into each other;
-  // the side's name keeps a rank's proof from being replayed as rank 0's.
-  std::string message =
-      side == RendezvousSide::kRank ? "fabric-nccltest/2 rank\n" : "fabric-nccltest/2 rank 0\n";
-  message.append(zero_nonce).append("\n").append(rank_nonce).append("\n").append(hello_text);
-  return message;
+// The side's name keeps a rank's proof from being replayed as rank 0's.
+std::string_view rendezvous_label(RendezvousSide side) {
+  return side == RendezvousSide::kRank ? "fabric-nccltest/2 rank" : "fabric-nccltest/2 rank 0";
 }
 
 } // namespace
@@ -20,18 +16,15 @@ std::string rendezvous_proof_input(RendezvousSide side, std::string_view zero_no
 Result<std::string> rendezvous_proof(const probes::Token& token, RendezvousSide side,
                                      std::string_view zero_nonce, std::string_view rank_nonce,
                                      std::string_view hello_text) {
-  FABRIC_ASSIGN_OR_RETURN(
-      std::string mac,
-      crypto::hmac_sha256(token.secret(),
-                          rendezvous_proof_input(side, zero_nonce, rank_nonce, hello_text)));
-  return crypto::to_hex(mac);
+  return crypto::labelled_proof(token.secret(), rendezvous_label(side), zero_nonce, rank_nonce,
+                                hello_text);
 }
 
 bool rendezvous_proof_ok(const probes::Token& token, RendezvousSide side,
                          std::string_view zero_nonce, std::string_view rank_nonce,
                          std::string_view hello_text, std::string_view proof) {
-  auto expected = rendezvous_proof(token, side, zero_nonce, rank_nonce, hello_text);
-  return expected.ok() && crypto::equal_constant_time(*expected, proof);
+  return crypto::labelled_proof_ok(token.secret(), rendezvous_label(side), zero_nonce, rank_nonce,
+                                   hello_text, proof);
 }
 
 Result<std::optional<probes::Token>> rendezvous_token(const char* file_from_env) {

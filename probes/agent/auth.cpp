@@ -4,18 +4,14 @@
 
 #include "common/atomic_file.h"
 #include "common/crypto.h"
+#include "common/labelled_proof.h"
 #include "common/strings.h"
 
 namespace fabric::probes {
 namespace {
 
-std::string proof_message(ProofSide side, std::string_view agent_nonce,
-                          std::string_view client_nonce, std::string_view hello_text) {
-  // Nonces have a fixed length and no newline, so the fields cannot run into each other.
-  std::string message =
-      side == ProofSide::kClient ? "fabric-probe/2 client\n" : "fabric-probe/2 agent\n";
-  message.append(agent_nonce).append("\n").append(client_nonce).append("\n").append(hello_text);
-  return message;
+std::string_view proof_label(ProofSide side) {
+  return side == ProofSide::kClient ? "fabric-probe/2 client" : "fabric-probe/2 agent";
 }
 
 } // namespace
@@ -87,19 +83,15 @@ bool is_nonce(std::string_view text) {
 
 Result<std::string> make_proof(const Token& token, ProofSide side, std::string_view agent_nonce,
                                std::string_view client_nonce, std::string_view hello_text) {
-  FABRIC_ASSIGN_OR_RETURN(
-      std::string mac,
-      crypto::hmac_sha256(token.secret(),
-                          proof_message(side, agent_nonce, client_nonce, hello_text)));
-  return crypto::to_hex(mac);
+  return crypto::labelled_proof(token.secret(), proof_label(side), agent_nonce, client_nonce,
+                                hello_text);
 }
 
 bool check_proof(const Token& token, ProofSide side, std::string_view agent_nonce,
                  std::string_view client_nonce, std::string_view hello_text,
                  std::string_view proof) {
-  auto expected = make_proof(token, side, agent_nonce, client_nonce, hello_text);
-  if (!expected.ok()) return false;
-  return crypto::equal_constant_time(*expected, proof);
+  return crypto::labelled_proof_ok(token.secret(), proof_label(side), agent_nonce, client_nonce,
+                                   hello_text, proof);
 }
 
 } // namespace fabric::probes

@@ -30,26 +30,15 @@ ROUNDS=${2:-20}
 SECONDS_PER_RUN=${3:-3}
 BACKEND=${4:-nft}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-EXPORTER=${FABRIC_EXPORTER:-$ROOT/build/release/exporters/fabric-exporter}
-[[ -x $EXPORTER ]] || { echo "build fabric-exporter first (scripts/build.sh release)" >&2; exit 1; }
-((EUID == 0)) || { echo "needs root (network namespaces, iptables)" >&2; exit 1; }
+# shellcheck source=SCRIPTDIR/lib/accounting_setup.sh
+. "$ROOT/scripts/bench/lib/accounting_setup.sh"
+accounting_bench_init "$ROOT"
 command -v iperf3 >/dev/null || { echo "needs iperf3 (scripts/setup.sh)" >&2; exit 1; }
 ((PODS >= 2 && PODS <= 60000)) || { echo "PODS must be 2..60000" >&2; exit 1; }
 
 TAG=fkpkt$$
 NODE=${TAG}n A=${TAG}a B=${TAG}b
-WORK=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; fi
-  for ns in "$NODE" "$A" "$B"; do ip netns del "$ns" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-for ns in "$NODE" "$A" "$B"; do
-  ip netns add "$ns"
-  ip -n "$ns" link set lo up
-done
+for ns in "$NODE" "$A" "$B"; do add_namespace "$ns"; done
 ip netns exec "$NODE" sysctl -qw net.ipv4.ip_forward=1
 link() { # suffix pod node_ip pod_ip
   ip link add "${TAG}$1" netns "$NODE" type veth peer name eth0 netns "$2"
@@ -62,25 +51,10 @@ link() { # suffix pod node_ip pod_ip
 link a "$A" 10.66.1.1 10.66.1.2
 link b "$B" 10.66.2.1 10.66.2.2
 
-mkdir -p "$WORK/pods"
-record() { printf '{"schema_version":1,"pod":{"namespace":"bench","name":"%s"},"ips":["%s"]}\n' "$1" "$2" >"$WORK/pods/$1.json"; }
-record sender 10.66.1.2
-record receiver 10.66.2.2
-for ((i = 2; i < PODS; i++)); do record "pod-$i" "10.200.$((i / 250)).$((i % 250 + 1))"; done
-cat >"$WORK/config.yaml" <<YAML
-collectors:
-  rdma: {enabled: false}
-  pfc: {enabled: false}
-  dcb: {enabled: false}
-  accounting:
-    backend: $BACKEND
-    cni_state_dir: $WORK/none
-    pod_records_dir: $WORK/pods
-    max_pods: $PODS
-    max_series: $((PODS * 8 + 100))
-    timeout: 60s
-    classes: [{name: cluster, networks: [10.0.0.0/8]}]
-YAML
+write_pod_record sender 10.66.1.2
+write_pod_record receiver 10.66.2.2
+write_pod_records 2 "$PODS"
+write_accounting_config "$BACKEND" "$PODS" 60s
 ip netns exec "$NODE" "$EXPORTER" --config "$WORK/config.yaml" --once >"$WORK/once.prom" 2>"$WORK/exporter.log" ||
   { cat "$WORK/exporter.log" >&2; exit 1; }
 grep -q '^fabric_accounting_active 1$' "$WORK/once.prom" || { cat "$WORK/exporter.log" >&2; exit 1; }
@@ -94,12 +68,13 @@ jumps=$(ip netns exec "$NODE" "$save" -t mangle | grep -E '^-A (PREROUTING|POSTR
 set_jumps() { # on|off
   local verb=-A
   [[ $1 == off ]] && verb=-D
+  # shellcheck disable=SC2001 # ^ anchors each rule's line, which ${jumps//} cannot
   { echo '*mangle'; sed "s/^-A /$verb /" <<<"$jumps"; echo COMMIT; } |
     ip netns exec "$NODE" "$restore" --noflush -w 10
 }
 
 ip netns exec "$B" iperf3 -s -B 10.66.2.2 >/dev/null 2>&1 &
-server_pid=$!
+BACKGROUND_PID=$!
 for _ in $(seq 50); do
   timeout 10 ip netns exec "$A" iperf3 -c 10.66.2.2 -u -b 1M -t 1 -l 64 >/dev/null 2>&1 && break
   sleep 0.1
@@ -117,7 +92,7 @@ for ((r = 0; r < ROUNDS; r++)); do
   if ((r % 2)); then order="on off"; else order="off on"; fi
   for mode in $order; do
     [[ $mode == "$state" ]] || { set_jumps "$mode"; state=$mode; }
-    eval "ns_$mode=\$(run)"
+    if [[ $mode == on ]]; then ns_on=$(run); else ns_off=$(run); fi
   done
   echo "$ns_off $ns_on"
 done >"$WORK/rounds"

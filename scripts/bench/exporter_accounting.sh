@@ -17,50 +17,22 @@ PODS=${1:-2500}
 ROUNDS=${2:-15}
 BACKEND=${3:-nft}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-EXPORTER=${FABRIC_EXPORTER:-$ROOT/build/release/exporters/fabric-exporter}
-[[ -x $EXPORTER ]] || { echo "build fabric-exporter first (scripts/build.sh release)" >&2; exit 1; }
-((EUID == 0)) || { echo "needs root (network namespace, iptables)" >&2; exit 1; }
+# shellcheck source=SCRIPTDIR/lib/accounting_setup.sh
+. "$ROOT/scripts/bench/lib/accounting_setup.sh"
+accounting_bench_init "$ROOT"
 
 NS=fxbench$$
-WORK=$(mktemp -d)
-exporter_pid=
-cleanup() {
-  [[ -n $exporter_pid ]] && kill "$exporter_pid" 2>/dev/null && wait "$exporter_pid" 2>/dev/null
-  ip netns del "$NS" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-ip netns add "$NS"
-ip -n "$NS" link set lo up
-
-mkdir -p "$WORK/pods"
-for ((i = 0; i < PODS; i++)); do
-  printf '{"schema_version":1,"pod":{"namespace":"bench","name":"pod-%d"},"ips":["10.200.%d.%d"]}\n' \
-    "$i" $((i / 250)) $((i % 250 + 1)) >"$WORK/pods/pod-$i.json"
-done
-cat >"$WORK/config.yaml" <<YAML
-collectors:
-  rdma: {enabled: false}
-  pfc: {enabled: false}
-  dcb: {enabled: false}
-  accounting:
-    backend: $BACKEND
-    reconcile_interval: 1h
-    cni_state_dir: $WORK/none
-    pod_records_dir: $WORK/pods
-    max_pods: $PODS
-    max_series: $((PODS * 8 + 100))
-    timeout: 30s
-    classes: [{name: cluster, networks: [10.0.0.0/8]}]
-YAML
+add_namespace "$NS"
+write_pod_records 0 "$PODS"
+write_accounting_config "$BACKEND" "$PODS" 30s
 
 echo "installing rules and sets for $PODS pods ($((PODS * 4)) counters, backend $BACKEND)..." >&2
 start=$EPOCHREALTIME
 ip netns exec "$NS" "$EXPORTER" --config "$WORK/config.yaml" --listen 127.0.0.1:10900 \
   2>"$WORK/exporter.log" &
-exporter_pid=$!
+BACKGROUND_PID=$!
 until ip netns exec "$NS" curl -sf -o /dev/null http://127.0.0.1:10900/healthz; do
-  kill -0 "$exporter_pid" 2>/dev/null || { cat "$WORK/exporter.log" >&2; exit 1; }
+  kill -0 "$BACKGROUND_PID" 2>/dev/null || { cat "$WORK/exporter.log" >&2; exit 1; }
   sleep 0.2
 done
 echo "ready after $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s" >&2
@@ -86,7 +58,7 @@ for ((r = 0; r < rounds; r++)); do
 done >"$out"
 LOOP
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-exporter_child=$(pgrep -P "$exporter_pid" -x fabric-exporter || echo "$exporter_pid")
+exporter_child=$(pgrep -P "$BACKGROUND_PID" -x fabric-exporter || echo "$BACKGROUND_PID")
 ticks_before=$(cpu_ticks "$exporter_child")
 ip netns exec "$NS" bash "$WORK/loop.sh" "$ROUNDS" "$BACKEND" "$WORK/times"
 ticks_after=$(cpu_ticks "$exporter_child")
@@ -100,7 +72,7 @@ ipt_ms=$(awk '{printf "%.3f\n", ($3 - $2) * 1000}' "$WORK/times" | median)
 parsed=$(awk 'NR == 1 {print $4}' "$WORK/times")
 awk -v pods="$PODS" -v rounds="$ROUNDS" -v backend="$BACKEND" -v e="$exp_ms" -v i="$ipt_ms" \
     -v n="$parsed" -v rss="$rss_kib" -v hwm="$hwm_kib" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
-    -v cpu=$(( (ticks_after - ticks_before) )) -v hz="$hz" 'BEGIN {
+    -v cpu=$((ticks_after - ticks_before)) -v hz="$hz" 'BEGIN {
   printf "per-pod accounting, %d pods = %d counters (%d series), iptables-%s, median of %d rounds, load %s\n",
          pods, pods * 4, pods * 8, backend, rounds, load
   printf "  fabric-exporter scrape (HTTP, ip_set dumps): %8.2f ms\n", e

@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h> // environ: declared with _GNU_SOURCE, which g++ defines
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -15,18 +14,6 @@ namespace fabric::testing {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "fabric-probe-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  if (!path_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-}
 
 BackgroundProcess::BackgroundProcess(std::vector<std::string> argv, std::string stdout_path,
                                      std::string stderr_path)

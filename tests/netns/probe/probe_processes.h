@@ -11,22 +11,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabric::testing {
-
-// A folder under the system's temporary directory, removed with everything in it.
-class TempDir {
-public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-  std::string path_;
-};
 
 // A child process with stdout and stderr in files. The destructor sends SIGTERM, waits
 // up to 5 s, then SIGKILLs: no test leaves one behind.

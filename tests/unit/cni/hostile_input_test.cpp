@@ -9,6 +9,7 @@
 
 #include "cni/config.h"
 #include "common/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabric::cni {
 namespace {
@@ -17,17 +18,11 @@ using namespace std::chrono_literals;
 
 class CniHostileInput : public ::testing::Test {
 protected:
-  void SetUp() override {
-    char dir[] = "/tmp/fabric-cni-hostile-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  fabric::testing::TempDir dir_;
 };
 
 TEST_F(CniHostileInput, ALogFileThatIsAFifoDoesNotHangThePlugin) {
-  const std::string fifo = dir_ + "/log";
+  const std::string fifo = dir_.file("log");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   SubprocessOptions options;
   options.environment = std::map<std::string, std::string>{{"CNI_COMMAND", "VERSION"}};
@@ -49,7 +44,7 @@ TEST_F(CniHostileInput, StdinOverOneMebibyteIsACniErrorAndNothingIsWritten) {
                                                            {"CNI_NETNS", "/proc/self/ns/net"},
                                                            {"CNI_IFNAME", "net1"},
                                                            {"CNI_PATH", "/nonexistent"}};
-  const std::string state = dir_ + "/state";
+  const std::string state = dir_.file("state");
   options.stdin_text = R"({"cniVersion": "1.1.0", "name": "n", "type": "fabric-cni", )"
                        R"("master": "eth1", "stateDir": ")" +
                        state + R"(", "padding": ")" + std::string(kMaxNetConfBytes, 'x') + "\"}";

@@ -1,30 +1,18 @@
 // Attachment state: what DEL and GC rely on after ADD, and what the exporter reads.
 #include <sys/stat.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "cni/state.h"
 #include "common/atomic_file.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabric::cni {
 namespace {
 
-class TempDir {
-public:
-  TempDir() {
-    char tmpl[] = "/tmp/fabric-cni-state-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
-private:
-  std::string path_;
-};
+using fabric::testing::TempDir;
 
 AttachmentRecord sample_record() {
   AttachmentRecord r;

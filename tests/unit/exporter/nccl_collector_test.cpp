@@ -60,11 +60,11 @@ protected:
     }
     p.comms.push_back(c);
     std::string name = nccl_profiler::profile_file_name(p.pid, p.pid_ns, p.start_ticks);
-    write_text(dir_ / name, nccl_profiler::render_profile(p));
+    write_text(dir_.file(name), nccl_profiler::render_profile(p));
     auto when = std::chrono::system_clock::now() - age;
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
     timespec times[2] = {{ns / 1000000000, ns % 1000000000}, {ns / 1000000000, ns % 1000000000}};
-    EXPECT_EQ(::utimensat(AT_FDCWD, (dir_ / name).c_str(), times, 0), 0);
+    EXPECT_EQ(::utimensat(AT_FDCWD, dir_.file(name).c_str(), times, 0), 0);
     return name;
   }
 
@@ -96,7 +96,7 @@ TEST_F(NcclCollectorTest, ServesLiveProcessesSkipsTheMalformedAndAgesOutTheExite
   // A process that exited an hour ago: past retain_exited, not served.
   write(1003, 0xcccc000000000003, 70, 0, std::chrono::seconds(3600));
   // A file with a profile's name and garbage inside.
-  write_text(dir_ / nccl_profiler::profile_file_name(1004, kInitialPidNamespace, 1104),
+  write_text(dir_.file(nccl_profiler::profile_file_name(1004, kInitialPidNamespace, 1104)),
              "{\"schema_version\": 1, \"comms\": [[[[[[");
   proc_.add(1004, kInitialPidNamespace, 1004, 1104);
 

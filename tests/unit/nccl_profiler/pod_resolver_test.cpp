@@ -70,7 +70,7 @@ protected:
     ASSERT_TRUE(cni::StateStore(state_.path()).save(r).ok());
   }
   void add_pod_logs(const std::string& entry) {
-    std::filesystem::create_directories(logs_ / entry);
+    std::filesystem::create_directories(logs_.file(entry));
   }
 
   testing::TempDir state_;
@@ -111,7 +111,7 @@ TEST_F(PodDirectoryTest, FabricCniFirstThenLogsAndNewPodsOncePerRead) {
 }
 
 TEST_F(PodDirectoryTest, MissingDirectoriesNameNothing) {
-  PodDirectory pods(state_ / "absent", logs_ / "absent");
+  PodDirectory pods(state_.file("absent"), logs_.file("absent"));
   EXPECT_EQ(pods.find(kUid), std::nullopt);
 }
 

@@ -47,8 +47,8 @@ class ReaderTest : public ::testing::Test {
 protected:
   ReaderTest() : proc_(proc_dir_.path(), kInitialPidNamespace) {
     now_ = Clock::now();
-    testing::write_text(logs_ / ("training_trainer-0_" + kUidA) + "/.keep", "");
-    testing::write_text(logs_ / ("training_trainer-1_" + kUidB) + "/.keep", "");
+    testing::write_text(logs_.file("training_trainer-0_" + kUidA) + "/.keep", "");
+    testing::write_text(logs_.file("training_trainer-1_" + kUidB) + "/.keep", "");
   }
 
   ReaderOptions options() {
@@ -77,8 +77,8 @@ protected:
   // last written `age` before now.
   std::string write(const ProcessProfile& p, seconds age = seconds(1)) {
     std::string name = profile_file_name(p.pid, p.pid_ns, p.start_ticks);
-    testing::write_text(dir_ / (name + ".tmp"), render_profile(p));
-    std::filesystem::rename(dir_ / (name + ".tmp"), dir_ / name);
+    testing::write_text(dir_.file(name + ".tmp"), render_profile(p));
+    std::filesystem::rename(dir_.file(name + ".tmp"), dir_.file(name));
     set_age(name, age);
     return name;
   }
@@ -86,7 +86,7 @@ protected:
     auto when = now_ - age;
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
     timespec times[2] = {{ns / 1000000000, ns % 1000000000}, {ns / 1000000000, ns % 1000000000}};
-    ASSERT_EQ(::utimensat(AT_FDCWD, (dir_ / name).c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+    ASSERT_EQ(::utimensat(AT_FDCWD, dir_.file(name).c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
   }
 
   Snapshot read(ProfileReader& reader, seconds later = seconds(0)) {
@@ -209,7 +209,7 @@ TEST_F(ReaderTest, SeveralRanksOfOneProcessAddUp) {
 
 TEST_F(ReaderTest, AMalformedFileIsSkippedAndCountedOnce) {
   write_job();
-  testing::write_text(dir_ / "nccl-4026532001-7-700.prof", "fabric-nccl-profile 1\npid 7\n");
+  testing::write_text(dir_.file("nccl-4026532001-7-700.prof"), "fabric-nccl-profile 1\npid 7\n");
   ProfileReader reader(options());
   Snapshot s = read(reader);
   EXPECT_EQ(s.stats.files, 5u);
@@ -217,7 +217,7 @@ TEST_F(ReaderTest, AMalformedFileIsSkippedAndCountedOnce) {
   EXPECT_EQ(s.series.size(), 4u) << "the others are served";
   s = read(reader);
   EXPECT_EQ(s.stats.files_malformed_total, 1u) << "an unchanged file is not read again";
-  testing::write_text(dir_ / "nccl-4026532001-7-700.prof", "garbage, longer than before\n");
+  testing::write_text(dir_.file("nccl-4026532001-7-700.prof"), "garbage, longer than before\n");
   s = read(reader);
   EXPECT_EQ(s.stats.files_malformed_total, 2u);
 }
@@ -227,7 +227,7 @@ TEST_F(ReaderTest, AFileThatTurnsMalformedKeepsItsLastCounters) {
   ProfileReader reader(options());
   read(reader);
   std::string name = profile_file_name(1, kPodB, 520);
-  testing::write_text(dir_ / name, "fabric-nccl-profile 1\ncut");
+  testing::write_text(dir_.file(name), "fabric-nccl-profile 1\ncut");
   Snapshot s = read(reader);
   EXPECT_EQ(s.stats.files_malformed_total, 1u);
   const Series* b = find(s, "all_reduce", kWorld, 1 << 20, "trainer-1");
@@ -316,7 +316,7 @@ TEST_F(ReaderTest, AFileOfAProcessThatIsNotRunningIsNotBelieved) {
   if (::geteuid() != 0) return; // the rest needs a file of another owner (chown)
   // Another uid's content under its name after it exited is not.
   write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(999999)}}}));
-  ASSERT_EQ(::lchown((dir_ / name).c_str(), 4242, 4242), 0);
+  ASSERT_EQ(::lchown(dir_.file(name).c_str(), 4242, 4242), 0);
   s = read(reader, seconds(3));
   EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOwnerMismatch)], 1u);
   ASSERT_EQ(s.series.size(), 1u);
@@ -374,27 +374,27 @@ TEST_F(ReaderTest, FilesOfExitedProcessesAndDeadTemporariesAreRemoved) {
   write_job();
   std::string dead_temporary = profile_file_name(7, kPodA, 700) + ".tmp.7";
   std::string fresh_temporary = profile_file_name(2, kPodA, 510) + ".tmp.2";
-  testing::write_text(dir_ / dead_temporary, "fabric-nccl-profile 1\npid 7\n");
-  testing::write_text(dir_ / fresh_temporary, "fabric-nccl-profile 1\n");
+  testing::write_text(dir_.file(dead_temporary), "fabric-nccl-profile 1\npid 7\n");
+  testing::write_text(dir_.file(fresh_temporary), "fabric-nccl-profile 1\n");
   set_age(dead_temporary, seconds(61));
-  testing::write_text(dir_ / "nccl-notes.txt", "not ours");
+  testing::write_text(dir_.file("nccl-notes.txt"), "not ours");
   set_age("nccl-notes.txt", seconds(3600));
   ProfileReader reader(options());
   Snapshot s = read(reader);
-  EXPECT_FALSE(std::filesystem::exists(dir_ / dead_temporary));
-  EXPECT_TRUE(std::filesystem::exists(dir_ / fresh_temporary)) << "being written right now";
-  EXPECT_TRUE(std::filesystem::exists(dir_ / "nccl-notes.txt"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.file(dead_temporary)));
+  EXPECT_TRUE(std::filesystem::exists(dir_.file(fresh_temporary))) << "being written right now";
+  EXPECT_TRUE(std::filesystem::exists(dir_.file("nccl-notes.txt")));
   EXPECT_EQ(s.stats.files_removed_total, 1u);
 
   std::string exited = profile_file_name(2, kPodA, 510);
   proc_.remove(1002);
   read(reader, seconds(100));
-  EXPECT_TRUE(std::filesystem::exists(dir_ / exited)) << "still served";
+  EXPECT_TRUE(std::filesystem::exists(dir_.file(exited))) << "still served";
   s = read(reader, seconds(302));
-  EXPECT_FALSE(std::filesystem::exists(dir_ / exited));
-  EXPECT_FALSE(std::filesystem::exists(dir_ / fresh_temporary)) << "stale by now";
+  EXPECT_FALSE(std::filesystem::exists(dir_.file(exited)));
+  EXPECT_FALSE(std::filesystem::exists(dir_.file(fresh_temporary))) << "stale by now";
   EXPECT_EQ(s.stats.files_removed_total, 3u);
-  EXPECT_TRUE(std::filesystem::exists(dir_ / profile_file_name(1, kPodA, 500)));
+  EXPECT_TRUE(std::filesystem::exists(dir_.file(profile_file_name(1, kPodA, 500))));
 
   ReaderOptions keep = options();
   keep.remove_expired = false;
@@ -402,7 +402,7 @@ TEST_F(ReaderTest, FilesOfExitedProcessesAndDeadTemporariesAreRemoved) {
   ProfileReader keeping(keep);
   ASSERT_TRUE(keeping.read(now_).ok());
   ASSERT_TRUE(keeping.read(now_ + seconds(400)).ok());
-  EXPECT_TRUE(std::filesystem::exists(dir_ / profile_file_name(1, kPodA, 500)));
+  EXPECT_TRUE(std::filesystem::exists(dir_.file(profile_file_name(1, kPodA, 500))));
 }
 
 TEST_F(ReaderTest, OutOfSightProcessesAgeByTheirFile) {
@@ -428,15 +428,15 @@ TEST_F(ReaderTest, HostileEntriesAreRefusedWithoutHarm) {
   namespace fs = std::filesystem;
   // A link to a file the exporter may read but must not publish, a FIFO that would block
   // a plain open, a directory, a file too large, and a file that claims another process.
-  fs::create_symlink("/etc/passwd", dir_ / "nccl-1-2-3.prof");
-  ASSERT_EQ(::mkfifo((dir_ / "nccl-1-2-4.prof").c_str(), 0644), 0);
-  fs::create_directory(dir_ / "nccl-1-2-5.prof");
-  testing::write_text(dir_ / "nccl-1-2-6.prof", std::string(5 << 20, 'x'));
+  fs::create_symlink("/etc/passwd", dir_.file("nccl-1-2-3.prof"));
+  ASSERT_EQ(::mkfifo(dir_.file("nccl-1-2-4.prof").c_str(), 0644), 0);
+  fs::create_directory(dir_.file("nccl-1-2-5.prof"));
+  testing::write_text(dir_.file("nccl-1-2-6.prof"), std::string(5 << 20, 'x'));
   testing::write_text(
-      dir_ / "nccl-1-2-7.prof",
+      dir_.file("nccl-1-2-7.prof"),
       render_profile(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(999)}}})));
-  testing::write_text(dir_ / ".nccl-1-2-8.prof.tmp.99", "being written");
-  testing::write_text(dir_ / "README", "not a profile");
+  testing::write_text(dir_.file(".nccl-1-2-8.prof.tmp.99"), "being written");
+  testing::write_text(dir_.file("README"), "not a profile");
   ProfileReader reader(options());
   Snapshot s = read(reader);
   EXPECT_EQ(s.stats.files, 9u);
@@ -535,7 +535,7 @@ TEST_F(ReaderTest, EveryWriterHasItsOwnShare) {
     for (uint64_t c = 0; c < 10; ++c)
       comms.push_back({(pid * 100 + c + 1) << 32, 8, 0, 1, {all_reduce_1m(1)}});
     std::string name = write(process(pid, kPodA, 700, comms), seconds(-3600));
-    ASSERT_EQ(::lchown((dir_ / name).c_str(), tenant, tenant), 0);
+    ASSERT_EQ(::lchown(dir_.file(name).c_str(), tenant, tenant), 0);
   }
   // The victim, in another pod, written after the tenant's files.
   proc_.add(9001, kPodB, 9, 900, cgroup_of(kUidB));
@@ -579,21 +579,21 @@ TEST_F(ReaderTest, ArithmeticOnFileNumbersCannotOverflow) {
   Snapshot s = read(reader);
   EXPECT_EQ(s.stats.processes_alive, 1u);
   std::string name = profile_file_name(1, kPodB, 520);
-  testing::write_text(dir_ / name, replace_interval(render_profile(process(1, kPodB, 520, {})),
-                                                    "99999999999999999"));
+  testing::write_text(dir_.file(name), replace_interval(render_profile(process(1, kPodB, 520, {})),
+                                                        "99999999999999999"));
   s = read(reader);
   EXPECT_EQ(s.stats.files_malformed_total, 1u);
 }
 
 TEST_F(ReaderTest, TheDirectoryItself) {
   ReaderOptions o = options();
-  o.dir = dir_ / "not-yet";
+  o.dir = dir_.file("not-yet");
   ProfileReader missing(o);
   auto empty = missing.read(now_);
   ASSERT_TRUE(empty.ok()) << "no job has run here yet";
   EXPECT_TRUE(empty->series.empty());
-  testing::write_text(dir_ / "a-file", "");
-  o.dir = dir_ / "a-file";
+  testing::write_text(dir_.file("a-file"), "");
+  o.dir = dir_.file("a-file");
   ProfileReader not_a_dir(o);
   auto error = not_a_dir.read(now_);
   ASSERT_FALSE(error.ok());

@@ -326,7 +326,8 @@ TEST_F(ProfilerTest, FlushWritesTheWholeFileAtomically) {
   }
   p.flush();
   std::string path = p.file_path();
-  EXPECT_EQ(path, dir_ / profile_file_name(::getpid(), identity().pid_ns, identity().start_ticks));
+  EXPECT_EQ(path,
+            dir_.file(profile_file_name(::getpid(), identity().pid_ns, identity().start_ticks)));
   auto first = parse_profile(testing::read_text(path), path);
   ASSERT_TRUE(first.ok()) << first.error().message();
   EXPECT_EQ(first->sequence, 1u);
@@ -356,7 +357,7 @@ TEST_F(ProfilerTest, FlushWritesTheWholeFileAtomically) {
 
 TEST_F(ProfilerTest, AnUnwritableDirectoryIsLoggedOnceAndNeverFails) {
   PluginConfig c = config();
-  c.dir = dir_ / "not-mounted";
+  c.dir = dir_.file("not-mounted");
   Profiler p(c, identity(), log_.fn());
   CommStats* comm = p.add_comm(kWorld);
   p.start_operation(comm, Collective::kAllReduce, "ncclFloat32", 1, 0);

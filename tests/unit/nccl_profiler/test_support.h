@@ -1,5 +1,5 @@
-// Scratch directories for the NCCL profiler tests: a temporary folder, and a /proc
-// look-alike with just the files the reader consults.
+// Scratch directories for the NCCL profiler tests: a temporary folder (tests/support's), and
+// a /proc look-alike with just the files the reader consults.
 #pragma once
 
 #include <cstdint>
@@ -9,25 +9,11 @@
 #include <string>
 #include <unistd.h>
 
+#include "tests/support/temp_dir.h"
+
 namespace fabric::nccl_profiler::testing {
 
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern = "/tmp/fabric-nccl-profiler-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-  std::string path_;
-};
+using fabric::testing::TempDir;
 
 inline void write_text(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());

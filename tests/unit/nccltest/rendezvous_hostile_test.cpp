@@ -19,6 +19,7 @@
 #include "nccltest/rendezvous_auth.h"
 #include "probes/agent/framing.h"
 #include "probes/agent/tcp_socket.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -227,15 +228,12 @@ TEST(RendezvousHostile, TheTokenComesFromTheFileTheLauncherNames) {
   EXPECT_FALSE(rendezvous_token("")->has_value());
   auto missing = rendezvous_token("/nonexistent/token");
   EXPECT_FALSE(missing.ok());
-  char path[] = "/tmp/fabric-rendezvous-token-XXXXXX";
-  const int fd = ::mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
+  fabric::testing::TempDir dir;
+  const std::string path = dir.file("token");
   ASSERT_TRUE(write_file_atomic(path, "short\n").ok());
-  EXPECT_FALSE(rendezvous_token(path).ok()) << "a guessable token is refused";
+  EXPECT_FALSE(rendezvous_token(path.c_str()).ok()) << "a guessable token is refused";
   ASSERT_TRUE(write_file_atomic(path, "0123456789abcdef0123456789abcdef\n").ok());
-  auto token = rendezvous_token(path);
-  ::unlink(path);
+  auto token = rendezvous_token(path.c_str());
   ASSERT_TRUE(token.ok() && token->has_value());
   EXPECT_EQ((*token)->secret(), "0123456789abcdef0123456789abcdef");
 }
