@@ -262,11 +262,6 @@ void Profiler::flush() {
   }
 }
 
-bool Profiler::flushing() {
-  std::lock_guard lock(thread_mutex_);
-  return flusher_.joinable();
-}
-
 void Profiler::shutdown() {
   if (!in_owner_process()) return;
   std::lock_guard lifecycle(lifecycle_mutex_);
