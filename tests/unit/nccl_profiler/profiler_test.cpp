@@ -237,6 +237,53 @@ TEST_F(ProfilerTest, ABatchCountsItsCommonTimeOnce) {
   EXPECT_EQ(c->last_timed_bytes, 2u << 20);
 }
 
+// A pipeline stage's grouped send and receive, and two gradient buckets of different sizes
+// in one group, as NCCL reports them: one Coll or P2p start per item while the group is
+// enqueued, then each item's kernel channel with the batch's start, and its end. Each
+// cell (series) gets the group's time once, so its bandwidth is its own bytes over the
+// time it held the GPU; the cells' times are not a communicator's time, which would be
+// the group's 4 us once.
+TEST_F(ProfilerTest, AGroupAcrossCellsGivesEachCellTheGroupsTime) {
+  Profiler p(config(), identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  struct Item {
+    Collective collective;
+    const char* datatype;
+    uint64_t count;
+  };
+  auto run_group = [&](const std::vector<Item>& items, uint64_t start, uint64_t end) {
+    std::vector<void*> ops;
+    for (const Item& item : items)
+      ops.push_back(p.start_operation(comm, item.collective, item.datatype, item.count, 1));
+    for (void* op : ops)
+      p.stop(op);
+    std::vector<void*> channels;
+    for (void* op : ops)
+      channels.push_back(p.start_kernel_channel(op, start));
+    for (void* ch : channels) {
+      p.record_kernel_end(ch, end);
+      p.stop(ch);
+    }
+  };
+  run_group(
+      {{Collective::kSend, "ncclBfloat16", 1 << 19}, {Collective::kRecv, "ncclBfloat16", 1 << 19}},
+      10000, 14000);
+  run_group({{Collective::kAllReduce, "ncclFloat32", 1 << 18},
+             {Collective::kAllReduce, "ncclFloat32", 1 << 20}},
+            20000, 24000);
+  auto profile = comm->snapshot();
+  for (auto [collective, size] : {std::pair{Collective::kSend, uint64_t{1} << 20},
+                                  std::pair{Collective::kRecv, uint64_t{1} << 20},
+                                  std::pair{Collective::kAllReduce, uint64_t{1} << 20},
+                                  std::pair{Collective::kAllReduce, uint64_t{4} << 20}}) {
+    const ProfileCell* c = cell(profile, collective, size);
+    ASSERT_NE(c, nullptr) << collective_name(collective) << " " << size;
+    EXPECT_EQ(c->timed_ops, 1u);
+    EXPECT_EQ(c->timed_bytes, size);
+    EXPECT_EQ(c->busy_ns, 4000u) << collective_name(collective) << " " << size;
+  }
+}
+
 // A receive behind a checkpoint: its operation is abandoned, its slot serves the next
 // operation, and then the old operation's kernel channel reports in. It must not touch
 // the new operation's time or references.
