@@ -103,6 +103,7 @@ void Profiler::finalize_comm(CommStats* comm) {
     }
   }
   if (last) {
+    log_(false, "no communicator left; writing " + file_path() + " a last time");
     stop_flusher();
     flush();
   }
