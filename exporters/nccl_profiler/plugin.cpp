@@ -68,7 +68,10 @@ Profiler* profiler_for(ncclDebugLogger_t logger) {
   g_profiler.store(profiler, std::memory_order_release);
   std::atexit(shutdown_at_exit);
   log_to_nccl(false, "writing " + profiler->file_path() + " every " +
-                         std::to_string(profiler->config().flush_interval.count()) + " s" +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                            profiler->config().flush_interval)
+                                            .count()) +
+                         " s" +
                          (profiler->config().events == EventSet::kCounted
                               ? " (counted: no kernel-channel events, nothing timed)"
                               : ""));

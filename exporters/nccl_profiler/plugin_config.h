@@ -26,7 +26,8 @@ inline constexpr int kMaxFlushSeconds = 3600;
 
 struct PluginConfig {
   std::string dir = kDefaultDir;
-  std::chrono::seconds flush_interval{kDefaultFlushSeconds};
+  // Whole seconds from the environment; finer only in tests, which race the flusher.
+  std::chrono::milliseconds flush_interval = std::chrono::seconds(kDefaultFlushSeconds);
   EventSet events = EventSet::kTimed;
   // Operations in flight at once, over every communicator of the process: NCCL keeps at
   // most a few thousand per communicator in flight (its per-channel profiler ring holds 64).

@@ -103,6 +103,7 @@ void Profiler::finalize_comm(CommStats* comm) {
     }
   }
   if (last) {
+    log_(false, "no communicator left; writing " + file_path() + " a last time");
     stop_flusher();
     flush();
   }
@@ -260,11 +261,6 @@ void Profiler::flush() {
                    " names another directory); the job is not affected and this is not "
                    "logged again");
   }
-}
-
-bool Profiler::flushing() {
-  std::lock_guard lock(thread_mutex_);
-  return flusher_.joinable();
 }
 
 void Profiler::shutdown() {

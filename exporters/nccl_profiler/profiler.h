@@ -64,9 +64,6 @@ public:
   // forked child, which inherited this state but must not overwrite its parent's file.
   void shutdown();
 
-  // Whether a flusher thread runs: while any communicator is live, unless the thread
-  // could not be created.
-  bool flushing();
   ProcessProfile snapshot();
   std::string file_path() const;
   const PluginConfig& config() const { return config_; }

@@ -237,6 +237,53 @@ TEST_F(ProfilerTest, ABatchCountsItsCommonTimeOnce) {
   EXPECT_EQ(c->last_timed_bytes, 2u << 20);
 }
 
+// A pipeline stage's grouped send and receive, and two gradient buckets of different sizes
+// in one group, as NCCL reports them: one Coll or P2p start per item while the group is
+// enqueued, then each item's kernel channel with the batch's start, and its end. Each
+// cell (series) gets the group's time once, so its bandwidth is its own bytes over the
+// time it held the GPU; the cells' times are not a communicator's time, which would be
+// the group's 4 us once.
+TEST_F(ProfilerTest, AGroupAcrossCellsGivesEachCellTheGroupsTime) {
+  Profiler p(config(), identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  struct Item {
+    Collective collective;
+    const char* datatype;
+    uint64_t count;
+  };
+  auto run_group = [&](const std::vector<Item>& items, uint64_t start, uint64_t end) {
+    std::vector<void*> ops;
+    for (const Item& item : items)
+      ops.push_back(p.start_operation(comm, item.collective, item.datatype, item.count, 1));
+    for (void* op : ops)
+      p.stop(op);
+    std::vector<void*> channels;
+    for (void* op : ops)
+      channels.push_back(p.start_kernel_channel(op, start));
+    for (void* ch : channels) {
+      p.record_kernel_end(ch, end);
+      p.stop(ch);
+    }
+  };
+  run_group(
+      {{Collective::kSend, "ncclBfloat16", 1 << 19}, {Collective::kRecv, "ncclBfloat16", 1 << 19}},
+      10000, 14000);
+  run_group({{Collective::kAllReduce, "ncclFloat32", 1 << 18},
+             {Collective::kAllReduce, "ncclFloat32", 1 << 20}},
+            20000, 24000);
+  auto profile = comm->snapshot();
+  for (auto [collective, size] : {std::pair{Collective::kSend, uint64_t{1} << 20},
+                                  std::pair{Collective::kRecv, uint64_t{1} << 20},
+                                  std::pair{Collective::kAllReduce, uint64_t{1} << 20},
+                                  std::pair{Collective::kAllReduce, uint64_t{4} << 20}}) {
+    const ProfileCell* c = cell(profile, collective, size);
+    ASSERT_NE(c, nullptr) << collective_name(collective) << " " << size;
+    EXPECT_EQ(c->timed_ops, 1u);
+    EXPECT_EQ(c->timed_bytes, size);
+    EXPECT_EQ(c->busy_ns, 4000u) << collective_name(collective) << " " << size;
+  }
+}
+
 // A receive behind a checkpoint: its operation is abandoned, its slot serves the next
 // operation, and then the old operation's kernel channel reports in. It must not touch
 // the new operation's time or references.
@@ -553,35 +600,88 @@ TEST_F(ProfilerTest, ManyThreadsCountExactly) {
   EXPECT_EQ(profile.events_abandoned, 0u);
 }
 
-// One thread finalizes the process's last communicator while another creates a new one:
-// whatever the interleaving, the new one is left with a flusher (its file would otherwise
-// never be rewritten, and the reader would take the job for exited).
-TEST_F(ProfilerTest, ANewCommunicatorAlwaysHasAFlusher) {
-  Profiler p(config(), identity(), log_.fn());
-  for (int round = 0; round < 50; ++round) {
-    CommStats* old_comm = p.add_comm({1, 2, 0, 1});
-    ASSERT_NE(old_comm, nullptr);
-    std::atomic<int> ready{0};
-    CommStats* new_comm = nullptr;
-    std::thread finalizer([&] {
-      ready.fetch_add(1);
-      while (ready.load() < 2) {
+// The sequence of the process's file as a reader sees it; 0 while there is none.
+uint64_t written_sequence(const Profiler& p) {
+  auto parsed = parse_profile(testing::read_text(p.file_path()), "sequence");
+  return parsed.ok() ? parsed->sequence : 0;
+}
+
+// Threads create and finalize communicators at once, the process's last one among them,
+// round after round. After each round, the communicators left alive must still see their
+// file rewritten by the flusher: a file that stops changing is what the reader takes for
+// an exited job. A creation that counted itself between the last finalize's count and its
+// stop of the flusher found the old flusher still running, and was then left without one.
+//
+// NCCL's logger writes under a lock, to stderr or a file, and can be slow; this one takes
+// a millisecond for the plugin's notes. The last finalize logs between its count and its
+// stop of the flusher, so a slow logger holds it there, with the creators running: the
+// interleaving that lost the flusher happens in most rounds unless the two are serialized.
+TEST_F(ProfilerTest, LiveCommunicatorsKeepTheirFileRewrittenWhileOthersComeAndGo) {
+  PluginConfig c = config();
+  c.flush_interval = std::chrono::milliseconds(1);
+  auto slow_log = [](bool warn, std::string_view) {
+    if (!warn) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  Profiler p(c, identity(), slow_log);
+  // Bounded in rounds and in time: a loaded machine runs fewer rounds.
+  constexpr int kCreators = 3, kRounds = 200;
+  const auto stop_opening = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  std::atomic<int> round{-1};
+  std::atomic<bool> closed{false};
+  std::atomic<int> finished{0};
+  CommStats* last = p.add_comm({1, 2, 0, 1});
+  ASSERT_NE(last, nullptr);
+  std::vector<CommStats*> created(kCreators);
+  // Every thread starts a round as soon as it is opened, so that the finalize and the
+  // creations overlap; yielding rather than blocking keeps them from starting a wake-up
+  // apart.
+  auto await_round = [&](int r) {
+    while (round.load() < r && !closed.load())
+      std::this_thread::yield();
+    return !closed.load();
+  };
+  std::vector<std::jthread> threads;
+  struct CloseRounds {
+    std::atomic<bool>& closed;
+    ~CloseRounds() { closed.store(true); } // before the threads are joined, on any exit
+  } close_rounds{closed};
+  threads.emplace_back([&] {
+    for (int r = 0; r < kRounds && await_round(r); ++r) {
+      p.finalize_comm(last);
+      finished.fetch_add(1);
+    }
+  });
+  for (int i = 0; i < kCreators; ++i) {
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < kRounds && await_round(r); ++r) {
+        created[i] = p.add_comm({static_cast<uint64_t>(2 + r * kCreators + i), 2, 0, 1});
+        finished.fetch_add(1);
       }
-      p.finalize_comm(old_comm);
     });
-    std::thread creator([&] {
-      ready.fetch_add(1);
-      while (ready.load() < 2) {
-      }
-      new_comm = p.add_comm({2, 2, 0, 1});
-    });
-    finalizer.join();
-    creator.join();
-    ASSERT_NE(new_comm, nullptr);
-    ASSERT_TRUE(p.flushing()) << "round " << round << ": a live communicator without a flusher";
-    p.finalize_comm(new_comm);
-    ASSERT_FALSE(p.flushing());
   }
+  int r = 0;
+  for (; r < kRounds && std::chrono::steady_clock::now() < stop_opening; ++r) {
+    finished.store(0);
+    round.store(r);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (finished.load() < 1 + kCreators && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    ASSERT_EQ(finished.load(), 1 + kCreators) << "round " << r << " did not finish";
+    for (CommStats* comm : created)
+      ASSERT_NE(comm, nullptr);
+    // Polled, since nothing else says when a file was written; bounded for the failure.
+    uint64_t before = written_sequence(p);
+    deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (written_sequence(p) <= before && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_GT(written_sequence(p), before)
+        << "round " << r << ": communicators are alive and their file is no longer written";
+    // One of this round's communicators is the next round's last one.
+    for (int i = 1; i < kCreators; ++i)
+      p.finalize_comm(created[i]);
+    last = created[0];
+  }
+  RecordProperty("rounds", r);
 }
 
 TEST_F(ProfilerTest, AForkedChildNeverWritesItsParentsFile) {
