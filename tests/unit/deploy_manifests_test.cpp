@@ -22,18 +22,11 @@
 #include "pfc/profile.h"
 #include "tests/unit/deploy_manifests.h"
 
-namespace fabric {
+// In deploy_test, beside the helpers of deploy_manifests.h.
+namespace fabric::deploy_test {
 namespace {
 
 namespace fs = std::filesystem;
-using deploy_test::config_map_value;
-using deploy_test::containers_of;
-using deploy_test::deploy_dir;
-using deploy_test::files_under;
-using deploy_test::kubernetes_objects;
-using deploy_test::object_in;
-using deploy_test::object_named;
-using deploy_test::pod_specs;
 
 const std::string kDeploy = deploy_dir();
 
@@ -515,4 +508,4 @@ TEST(DeployManifests, ScrapedSeriesKeepTheirNodeAndSurviveARollout) {
 }
 
 } // namespace
-} // namespace fabric
+} // namespace fabric::deploy_test

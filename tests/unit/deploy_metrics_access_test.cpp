@@ -13,17 +13,9 @@
 
 #include "tests/unit/deploy_manifests.h"
 
-namespace fabric {
+// In deploy_test, beside the helpers of deploy_manifests.h.
+namespace fabric::deploy_test {
 namespace {
-
-using deploy_test::config_map_value;
-using deploy_test::containers_of;
-using deploy_test::deploy_dir;
-using deploy_test::files_under;
-using deploy_test::kubernetes_objects;
-using deploy_test::object_in;
-using deploy_test::object_named;
-using deploy_test::pod_specs;
 
 const std::string kProxy = "kube-rbac-proxy";
 const std::string kLoopback = "127.0.0.1:";
@@ -242,4 +234,4 @@ TEST(DeployMetricsAccess, PrometheusScrapesTheProxyOverHttpsWithItsToken) {
 }
 
 } // namespace
-} // namespace fabric
+} // namespace fabric::deploy_test
