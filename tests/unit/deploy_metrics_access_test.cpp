@@ -162,7 +162,7 @@ std::set<std::string> grants(const YAML::Node& role) {
   return out;
 }
 
-TEST(DeployMetricsAccess, TheClusterRolesGrantOnlyTheReviewsAndGettingMetrics) {
+TEST(DeployMetricsAccess, TheRolesGrantOnlyTheReviewsGettingMetricsAndFindingTargets) {
   YAML::Node proxy_role = object_named("ClusterRole", "fabrickit-kube-rbac-proxy");
   ASSERT_TRUE(proxy_role);
   EXPECT_EQ(grants(proxy_role),
@@ -171,6 +171,16 @@ TEST(DeployMetricsAccess, TheClusterRolesGrantOnlyTheReviewsAndGettingMetrics) {
   YAML::Node reader = object_in("prometheus/rbac.yaml", "ClusterRole");
   ASSERT_TRUE(reader);
   EXPECT_EQ(grants(reader), std::set<std::string>{"/metrics get"});
+  YAML::Node discovery = object_in("prometheus/rbac.yaml", "Role");
+  ASSERT_TRUE(discovery);
+  EXPECT_EQ(discovery["metadata"]["namespace"].as<std::string>(), "fabrickit");
+  std::set<std::string> reads;
+  for (const char* resource :
+       {"/pods", "/services", "/endpoints", "discovery.k8s.io/endpointslices"}) {
+    for (const char* verb : {" get", " list", " watch"})
+      reads.insert(resource + std::string(verb));
+  }
+  EXPECT_EQ(grants(discovery), reads) << "Prometheus' discovery reads more than its targets";
 
   // The proxy's role is bound to the service account the node pod runs as, which mounts
   // no token by itself.
@@ -197,7 +207,8 @@ TEST(DeployMetricsAccess, TheClusterRolesGrantOnlyTheReviewsAndGettingMetrics) {
     }
   }
   EXPECT_EQ(roles, (std::set<std::string>{"ClusterRole fabrickit-kube-rbac-proxy",
-                                          "ClusterRole fabrickit-metrics-reader"}));
+                                          "ClusterRole fabrickit-metrics-reader",
+                                          "Role fabrickit-metrics-discovery"}));
 }
 
 TEST(DeployMetricsAccess, PrometheusScrapesTheProxyOverHttpsWithItsToken) {
