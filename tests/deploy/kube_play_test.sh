@@ -3,10 +3,10 @@
 # deploy/kubernetes/daemonset.yaml (fabrickit-cni, then fabrickit-node), on the image
 # scripts/image.sh builds, each played with `podman kube play` on a stand-in node. Checks
 # that install-cni puts fabric-cni into the node's CNI directory by copy-then-rename, that
-# apply-pfc lets the pod start on a NIC without DCB, that the
-# exporter answers /metrics with its collectors working under the pod's capabilities, and
-# that the probe agent runs a test for a client holding the Secret's token and refuses one
-# without it (or from outside its --allow list).
+# apply-pfc lets the pod start on a NIC without DCB, that the exporter answers /metrics on
+# the node's loopback (and nowhere else) with its collectors working under the pod's
+# capabilities, and that the probe agent runs a test for a client holding the Secret's token
+# and refuses one without it (or from outside its --allow list).
 #   kube_play_test.sh REPO
 # FABRIC_IMAGE=TAG plays an image already built (image_test.sh's, say); otherwise
 # scripts/image.sh builds one (about 25 minutes on 2 cores). Label `image`: scripts/test.sh
@@ -20,11 +20,17 @@
 # --allow 10.0.0.0/8, as the node's address. The profile's netdev is `lo`, which has no
 # DCB support: fabric-pfc exits 4 there, as on a node whose NIC lacks DCB.
 #
-# podman 4.3 (Debian 12) needs the pod rewritten: it plays Pods, not DaemonSets; with the
-# DaemonSet's restartPolicy Always it restarts an exited init container forever and never
-# starts the others, so the pod has Never (a crash fails the test instead of looping); the
-# init containers are kept after they run (annotation init.container.type=always) so their
-# logs can be read; it refuses containerPorts on the host network (they only name ports
+# The stand-in node has no API server, and kube-rbac-proxy's image cannot be pulled:
+# tests/deploy/daemonset_as_pods.py drops the proxy container (and its token volume) and
+# fails if the manifest has no such container to drop; the test asks the exporter where the
+# proxy would, on 127.0.0.1. Who may get past the proxy is checked against the schemas and
+# by deploy_manifests_test.cpp, not here.
+#
+# podman 4.3 (Debian 12) needs the pod rewritten (daemonset_as_pods.py too): it plays Pods,
+# not DaemonSets; with the DaemonSet's restartPolicy Always it restarts an exited init
+# container forever and never starts the others, so the pod has Never (a crash fails the
+# test instead of looping); the init containers are kept after they run (annotation
+# init.container.type=always) so their logs can be read; it refuses containerPorts on the host network (they only name ports
 # there), so they go. It does not create a Secret from a `kind: Secret` document: the
 # token is a podman secret holding one. It ignores a Secret's stringData and writes its
 # data into the volume still base64-encoded, so the client is given the file the agent
@@ -46,7 +52,7 @@ for tool in ip nsenter curl cmp; do
 done
 ((EUID == 0)) || skip "needs root: rootful podman, hostPath volumes, a network namespace"
 
-readonly NODE_IP=10.254.0.1 METRICS_PORT=10900 AGENT_PORT=18515
+readonly NODE_IP=10.254.0.1 METRICS_PORT=10901 AGENT_PORT=18515
 work=$(mktemp -d)
 netns=fabrickit-kube-play-$$
 pod=fabrickit-node-test-$$
@@ -134,56 +140,8 @@ printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\ntype: Opaque\ndata:
 pm secret create "$secret" "$work/secret.yaml" >/dev/null
 
 # --- each DaemonSet's pod template as a Pod, and the ConfigMap ---
-python3 - "$repo/deploy/kubernetes/daemonset.yaml" "$tag" "$node" "$pod" "$cni_pod" "$config" \
-  "$secret" "$work/pod.yaml" "$work/cni-pod.yaml" "$work/configmap.yaml" <<'PY'
-import sys
-import yaml
-
-manifest, image, node, pod_name, cni_pod_name, config, secret, pod_out, cni_pod_out, cm_out = sys.argv[1:]
-docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
-config_map = next(d for d in docs if d["kind"] == "ConfigMap")
-daemonsets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "DaemonSet"}
-
-# The profile names this node's netdev: lo, which has no DCB support.
-profile = yaml.safe_load(config_map["data"]["pfc-profile.yaml"])
-profile["devices"] = ["lo"]
-config_map["data"]["pfc-profile.yaml"] = yaml.safe_dump(profile, sort_keys=False)
-config_map["metadata"]["name"] = config
-
-def as_pod(daemonset, name):
-    template = daemonset["spec"]["template"]
-    spec = template["spec"]
-    spec["restartPolicy"] = "Never"
-    for container in spec.get("initContainers", []) + spec["containers"]:
-        container["image"] = image
-        # On the host network a containerPort only names the port; podman 4.3 refuses it there.
-        container.pop("ports", None)
-    # The node's state and the CNI directory move under the stand-in; /sys and /proc stay.
-    for volume in spec["volumes"]:
-        path = volume.get("hostPath", {}).get("path")
-        if path and not path.startswith(("/sys", "/proc")):
-            volume["hostPath"]["path"] = node + path
-        if "configMap" in volume:
-            volume["configMap"]["name"] = config
-        if "secret" in volume:
-            volume["secret"]["secretName"] = secret
-            volume["secret"]["optional"] = False  # podman 4.3 dereferences it when unset
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "labels": template["metadata"]["labels"],
-            "annotations": {"io.podman.annotations.init.container.type": "always"},
-        },
-        "spec": spec,
-    }
-
-pod = as_pod(daemonsets["fabrickit-node"], pod_name)
-yaml.safe_dump(as_pod(daemonsets["fabrickit-cni"], cni_pod_name), open(cni_pod_out, "w"), sort_keys=False)
-yaml.safe_dump(pod, open(pod_out, "w"), sort_keys=False)
-yaml.safe_dump(config_map, open(cm_out, "w"), sort_keys=False)
-PY
+"$repo/tests/deploy/daemonset_as_pods.py" "$repo/deploy/kubernetes/daemonset.yaml" "$tag" "$node" \
+  "$pod" "$cni_pod" "$config" "$secret" "$work/pod.yaml" "$work/cni-pod.yaml" "$work/configmap.yaml"
 
 # --- play them on the node: the CNI installer's pod first, as it has no prerequisite ---
 if ! on_node "${PODMAN[@]}" kube play "$work/cni-pod.yaml" >"$work/play-cni.log" 2>&1; then
@@ -221,9 +179,13 @@ pfc_log=$(pm logs "$pod-apply-pfc" 2>&1)
   fail "apply-pfc did not report on lo: $pfc_log"
 pass "apply-pfc: lo has no DCB support, reported, and the pod starts"
 
-# exporter: /metrics on the node's address.
-metrics=http://$NODE_IP:$METRICS_PORT
+# exporter: /metrics on the node's loopback, where kube-rbac-proxy would ask; not on the
+# node's address.
+metrics=http://127.0.0.1:$METRICS_PORT
 wait_for "the exporter's /healthz" 60 on_node curl -sf "$metrics/healthz"
+if on_node curl -s -o /dev/null --max-time 5 "http://$NODE_IP:$METRICS_PORT/metrics"; then
+  fail "the exporter answers on the node's address $NODE_IP, not only on its loopback"
+fi
 scrape=$work/scrape.txt
 # The first reconcile of the accounting may still be on its way: wait for its gauge.
 wait_for "fabric_accounting_active 1" 60 \
@@ -236,7 +198,7 @@ if command -v promtool >/dev/null; then
   promtool check metrics <"$scrape" >"$work/promtool.txt" 2>&1 ||
     fail "promtool check metrics: $(cat "$work/promtool.txt")"
 fi
-pass "exporter: /metrics on $NODE_IP:$METRICS_PORT, $(grep -c '^fabric_' "$scrape") fabric_ series" \
+pass "exporter: /metrics on 127.0.0.1:$METRICS_PORT only, $(grep -c '^fabric_' "$scrape") fabric_ series" \
   "(accounting active, the textfile directory read$(command -v promtool >/dev/null && echo ', promtool clean'))"
 
 # probe-agent: the Secret's token, as the agent reads it.

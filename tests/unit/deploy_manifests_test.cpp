@@ -20,65 +20,20 @@
 #include "common/subprocess.h"
 #include "exporters/nccl_profiler/plugin_config.h"
 #include "pfc/profile.h"
+#include "tests/unit/deploy_manifests.h"
 
-namespace fabric {
+// In deploy_test, beside the helpers of deploy_manifests.h.
+namespace fabric::deploy_test {
 namespace {
 
 namespace fs = std::filesystem;
+
+const std::string kDeploy = deploy_dir();
 
 std::string read_text(const std::string& path) {
   auto text = read_file(path);
   EXPECT_TRUE(text.ok()) << path;
   return text.ok() ? *text : std::string();
-}
-
-const std::string kDeploy = std::string(FABRIC_SOURCE_DIR) + "/deploy";
-
-std::vector<fs::path> files_under(const std::string& dir, const std::string& extension) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == extension) {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// Every Kubernetes object in deploy/kubernetes and deploy/jobs, with the file it came from.
-std::vector<std::pair<std::string, YAML::Node>> kubernetes_objects() {
-  std::vector<std::pair<std::string, YAML::Node>> objects;
-  for (const char* dir : {"kubernetes", "jobs", "cni"}) {
-    for (const auto& path : files_under(kDeploy + "/" + dir, ".yaml")) {
-      for (const auto& doc : YAML::LoadAllFromFile(path.string())) {
-        if (doc.IsMap()) objects.emplace_back(path.filename().string(), doc);
-      }
-    }
-  }
-  return objects;
-}
-
-// The pod templates of workloads: DaemonSet and Job templates, and every MPIJob replica's.
-std::vector<YAML::Node> pod_specs(const YAML::Node& object) {
-  std::vector<YAML::Node> specs;
-  const std::string kind = object["kind"].as<std::string>();
-  if (kind == "DaemonSet" || kind == "Job") specs.push_back(object["spec"]["template"]["spec"]);
-  if (kind == "MPIJob") {
-    for (const auto& replica : object["spec"]["mpiReplicaSpecs"])
-      specs.push_back(replica.second["template"]["spec"]);
-  }
-  return specs;
-}
-
-std::vector<YAML::Node> containers_of(const YAML::Node& spec) {
-  std::vector<YAML::Node> out;
-  for (const char* key : {"initContainers", "containers"}) {
-    if (spec[key]) {
-      for (const auto& c : spec[key])
-        out.push_back(c);
-    }
-  }
-  return out;
 }
 
 TEST(DeployManifests, EveryYamlFileParsesAndEveryObjectIsNamed) {
@@ -154,22 +109,14 @@ TEST(DeployManifests, ContainersPassOnlyFlagsTheirBinaryHas) {
   EXPECT_GE(checked, 15) << "the manifests' flags were not found";
 }
 
-YAML::Node daemonset(const std::string& name) {
-  for (const auto& [file, object] : kubernetes_objects()) {
-    if (object["kind"].as<std::string>() == "DaemonSet" &&
-        object["metadata"]["name"].as<std::string>() == name)
-      return object;
-  }
-  return {};
-}
 YAML::Node node_daemonset() {
-  return daemonset("fabrickit-node");
+  return object_named("DaemonSet", "fabrickit-node");
 }
 YAML::Node cni_daemonset() {
-  return daemonset("fabrickit-cni");
+  return object_named("DaemonSet", "fabrickit-cni");
 }
 YAML::Node cleanup_daemonset() {
-  return daemonset("fabrickit-cleanup");
+  return object_named("DaemonSet", "fabrickit-cleanup");
 }
 
 bool read_only(const YAML::Node& mount) {
@@ -184,6 +131,7 @@ TEST(DeployManifests, TheDaemonSetsHaveOnlyTheCapabilitiesAndMountsTheyNeed) {
       {"pfc-keeper", {"NET_ADMIN"}},
       {"exporter", {"NET_ADMIN", "NET_RAW"}},
       {"probe-agent", {"IPC_LOCK"}},
+      {"kube-rbac-proxy", {}},
       {"remove-accounting", {"NET_ADMIN", "NET_RAW"}},
       {"remove-files", {}},
       {"done", {}}};
@@ -208,7 +156,7 @@ TEST(DeployManifests, TheDaemonSetsHaveOnlyTheCapabilitiesAndMountsTheyNeed) {
     EXPECT_TRUE(spec["hostNetwork"].as<bool>()) << ds_name;
     EXPECT_TRUE(spec["nodeSelector"]) << ds_name << " runs only on labelled RoCE nodes";
     EXPECT_FALSE(spec["automountServiceAccountToken"].as<bool>(true))
-        << ds_name << ": nothing in it talks to the API server";
+        << ds_name << ": only kube-rbac-proxy talks to the API server, with a token of its own";
     bool tolerates_gpu = false;
     for (const auto& t : spec["tolerations"])
       tolerates_gpu |= t["key"].as<std::string>("") == "nvidia.com/gpu" || !t["key"];
@@ -335,14 +283,6 @@ TEST(DeployManifests, TheCniPluginIsInstalledByCopyThenRename) {
       << script;
 }
 
-std::string config_map_value(const std::string& key) {
-  for (const auto& [file, object] : kubernetes_objects()) {
-    if (object["kind"].as<std::string>() == "ConfigMap" && object["data"][key])
-      return object["data"][key].as<std::string>();
-  }
-  return {};
-}
-
 TEST(DeployManifests, TheConfigMapsProfileAndExporterConfigurationAreAccepted) {
   std::string profile = config_map_value("pfc-profile.yaml");
   ASSERT_FALSE(profile.empty());
@@ -404,15 +344,6 @@ TEST(DeployManifests, AlertsAndDashboardUseOnlyDocumentedMetrics) {
     EXPECT_NE(documented.find("`" + metric), std::string::npos)
         << metric << " is used in deploy/ but documented by neither tool";
   }
-}
-
-YAML::Node object_named(const std::string& kind, const std::string& name) {
-  for (const auto& [file, object] : kubernetes_objects()) {
-    if (object["kind"].as<std::string>() == kind &&
-        object["metadata"]["name"].as<std::string>() == name)
-      return object;
-  }
-  return {};
 }
 
 std::map<std::string, std::string> env_of(const YAML::Node& container) {
@@ -571,8 +502,10 @@ TEST(DeployManifests, EveryAlertHasADescriptionARunbookAndAFiringTest) {
 // The operator's target labels of the exporter's own pod would change at every rollout and
 // shadow the accounting's namespace and pod; honoured labels would let a textfile set node.
 TEST(DeployManifests, ScrapedSeriesKeepTheirNodeAndSurviveARollout) {
-  YAML::Node monitor = YAML::LoadFile(kDeploy + "/prometheus/podmonitor.yaml");
-  for (const auto& endpoint : monitor["spec"]["podMetricsEndpoints"]) {
+  YAML::Node monitor = object_in("prometheus/servicemonitor.yaml", "ServiceMonitor");
+  ASSERT_TRUE(monitor);
+  ASSERT_GT(monitor["spec"]["endpoints"].size(), 0u);
+  for (const auto& endpoint : monitor["spec"]["endpoints"]) {
     EXPECT_FALSE(endpoint["honorLabels"].as<bool>(false)) << "a textfile could set node";
     std::set<std::string> dropped;
     for (const auto& r : endpoint["relabelings"]) {
@@ -594,4 +527,4 @@ TEST(DeployManifests, ScrapedSeriesKeepTheirNodeAndSurviveARollout) {
 }
 
 } // namespace
-} // namespace fabric
+} // namespace fabric::deploy_test
