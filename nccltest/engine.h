@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "nccltest/check_values.h"
@@ -50,6 +51,10 @@ struct TimingOptions {
   int blocking = 0;
   bool report_cputime = false;  // -C: the host's time to issue the operations
   std::size_t rotate_bytes = 0; // the -e size: operations rotate through its slots
+  // -I 1: when set, timed_run replaces its content with each iteration's seconds per
+  // operation (the slowest local rank's), one per iteration, as nccl-tests' CUDA events
+  // time them. At most kMaxPerIterationIterations (per_iteration.h) iterations.
+  std::vector<double>* iteration_seconds = nullptr;
   // Test-only fault injection: a pause added to every operation (a slow link).
   std::chrono::microseconds injected_delay{0};
 };

@@ -82,21 +82,30 @@ public:
     // An MPI collective has completed locally when it returns: that is -z's wait, and the
     // host's time to issue the operations (-C) is their time.
     double seconds = 0;
-    if (timing.blocking == 3) {
-      // A barrier after each iteration of -m operations, left out of the time.
+    auto pause = [&] {
+      if (timing.injected_delay.count() > 0) std::this_thread::sleep_for(timing.injected_delay);
+      if (timing.blocking == 1) MPI_Barrier(comm_);
+    };
+    if (timing.blocking == 3 || timing.iteration_seconds != nullptr) {
+      // An MPI_Wtime pair around each iteration of -m operations; -z 3 adds a barrier
+      // after each, left out of the time.
+      if (timing.iteration_seconds != nullptr) {
+        timing.iteration_seconds->clear();
+        timing.iteration_seconds->reserve(static_cast<std::size_t>(timing.iters));
+      }
       for (int i = 0; i < timing.iters; ++i) {
         double iteration = 0;
         FABRIC_TRY(time_loop(call, static_cast<long>(i) * timing.agg_iters, timing.agg_iters,
-                             rotate, iteration, [] {}));
+                             rotate, iteration, pause));
         seconds += iteration;
-        FABRIC_TRY(check(MPI_Barrier(comm_), "MPI_Barrier"));
+        if (timing.iteration_seconds != nullptr) {
+          timing.iteration_seconds->push_back(iteration / timing.agg_iters);
+        }
+        if (timing.blocking == 3) FABRIC_TRY(check(MPI_Barrier(comm_), "MPI_Barrier"));
       }
     } else if (timing.injected_delay.count() > 0 || timing.blocking == 1) {
       // -z 1: a barrier after each operation, as nccl-tests' startColl does.
-      FABRIC_TRY(time_loop(call, 0, n, rotate, seconds, [&] {
-        if (timing.injected_delay.count() > 0) std::this_thread::sleep_for(timing.injected_delay);
-        if (timing.blocking == 1) MPI_Barrier(comm_);
-      }));
+      FABRIC_TRY(time_loop(call, 0, n, rotate, seconds, pause));
     } else {
       FABRIC_TRY(time_loop(call, 0, n, rotate, seconds, [] {}));
     }

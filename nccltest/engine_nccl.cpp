@@ -33,6 +33,8 @@ struct Slot {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
+  // -I 1: an event at the start of each timed iteration and one after the last.
+  std::vector<cudaEvent_t> marks;
   cudaGraphExec_t graph_exec = nullptr;
   void* send = nullptr;
   void* recv = nullptr;
@@ -62,6 +64,7 @@ public:
       if (s.graph_exec != nullptr) api_.graph_exec_destroy(s.graph_exec);
       if (s.start != nullptr) api_.event_destroy(s.start);
       if (s.stop != nullptr) api_.event_destroy(s.stop);
+      destroy_marks(s);
       if (!aborted_) deregister(s);
       free_buffer(s.send);
       free_buffer(s.recv);
@@ -144,10 +147,17 @@ public:
     const double launches = timing.graph_launches > 0 ? timing.graph_launches : 1;
     // -C: the host's time to issue the operations (nccl-tests' cputime), before the wait.
     double host_seconds = 0;
+    // -I 1 (never with -G, options.cpp): -z 3's start and stop events already bound each
+    // iteration; otherwise an event marks each iteration's start, as nccl-tests records.
+    std::vector<double>* per_iteration =
+        timing.graph_launches == 0 ? timing.iteration_seconds : nullptr;
+    if (per_iteration != nullptr) per_iteration->clear();
     if (timing.blocking == 3 && timing.graph_launches == 0) {
-      FABRIC_ASSIGN_OR_RETURN(double seconds, iteration_seconds(call, timing, host_seconds));
+      FABRIC_ASSIGN_OR_RETURN(double seconds,
+                              iteration_seconds(call, timing, host_seconds, per_iteration));
       return (timing.report_cputime ? host_seconds : seconds) / static_cast<double>(ops);
     }
+    if (per_iteration != nullptr) FABRIC_TRY(create_marks(timing.iters + 1));
     const auto host_start = std::chrono::steady_clock::now();
     FABRIC_TRY(record_all(&Slot::start));
     if (timing.graph_launches > 0) {
@@ -161,8 +171,12 @@ public:
     }
     host_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+    if (per_iteration != nullptr) FABRIC_TRY(record_marks(timing.iters));
     FABRIC_TRY(record_all(&Slot::stop));
     FABRIC_TRY(wait());
+    if (per_iteration != nullptr) {
+      FABRIC_TRY(read_marks(timing, *per_iteration));
+    }
     if (timing.report_cputime) return host_seconds / (static_cast<double>(ops) * launches);
     FABRIC_ASSIGN_OR_RETURN(double seconds, slowest_elapsed());
     return seconds / (static_cast<double>(ops) * launches);
@@ -494,6 +508,50 @@ private:
     return static_cast<double>(slowest) / 1e3;
   }
 
+  // -I 1's events, `count` per slot, made on the slot's device.
+  Result<void> create_marks(int count) {
+    for (Slot& s : slots_) {
+      destroy_marks(s);
+      FABRIC_TRY(check(api_, api_.set_device(s.device), "cudaSetDevice"));
+      s.marks.assign(static_cast<std::size_t>(count), nullptr);
+      for (cudaEvent_t& e : s.marks)
+        FABRIC_TRY(check(api_, api_.event_create(&e), "cudaEventCreate"));
+    }
+    return Ok();
+  }
+
+  void destroy_marks(Slot& s) {
+    for (cudaEvent_t e : s.marks) {
+      if (e != nullptr) api_.event_destroy(e);
+    }
+    s.marks.clear();
+  }
+
+  Result<void> record_marks(int index) {
+    for (Slot& s : slots_) {
+      if (static_cast<std::size_t>(index) >= s.marks.size()) continue;
+      FABRIC_TRY(check(api_, api_.event_record(s.marks[static_cast<std::size_t>(index)], s.stream),
+                       "cudaEventRecord"));
+    }
+    return Ok();
+  }
+
+  // Each iteration's time per operation, the slowest GPU's, as nccl-tests' getElapsedTimes
+  // then its maximum over GPUs; the events are gone afterwards.
+  Result<void> read_marks(const TimingOptions& timing, std::vector<double>& out) {
+    out.assign(static_cast<std::size_t>(timing.iters), 0.0);
+    for (Slot& s : slots_) {
+      for (std::size_t i = 0; i + 1 < s.marks.size() && i < out.size(); ++i) {
+        float ms = 0;
+        FABRIC_TRY(check(api_, api_.event_elapsed_time(&ms, s.marks[i], s.marks[i + 1]),
+                         "cudaEventElapsedTime"));
+        out[i] = std::max(out[i], static_cast<double>(ms) / 1e3 / timing.agg_iters);
+      }
+      destroy_marks(s);
+    }
+    return Ok();
+  }
+
   // The timed operations, aggregated per iteration as nccl-tests' -m does, each at its
   // rotation offset. Blocking (-z 1 and 2), each operation is waited for (and, -z 1,
   // followed by a barrier), as nccl-tests' startColl does; no group then (a wait inside one
@@ -503,6 +561,7 @@ private:
     const int end = count < 0 ? timing.iters : first + count;
     for (int i = first; i < end; ++i) {
       const long op0 = static_cast<long>(i) * timing.agg_iters;
+      FABRIC_TRY(record_marks(i));
       if (timing.blocking == 1 || timing.blocking == 2) {
         for (int a = 0; a < timing.agg_iters; ++a) {
           FABRIC_TRY(launch(call, rotation_offset(call, timing.rotate_bytes, op0 + a)));
@@ -520,8 +579,9 @@ private:
   }
 
   // -z 3: each iteration timed on its own and waited for, then a barrier outside the time.
+  // `per_iteration` (-I 1), when set, receives each iteration's time per operation.
   Result<double> iteration_seconds(const CollectiveCall& call, const TimingOptions& timing,
-                                   double& host_seconds) {
+                                   double& host_seconds, std::vector<double>* per_iteration) {
     double seconds = 0;
     for (int i = 0; i < timing.iters; ++i) {
       const auto host_start = std::chrono::steady_clock::now();
@@ -533,6 +593,7 @@ private:
           std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
       FABRIC_ASSIGN_OR_RETURN(double elapsed, slowest_elapsed());
       seconds += elapsed;
+      if (per_iteration != nullptr) per_iteration->push_back(elapsed / timing.agg_iters);
       FABRIC_TRY(barrier());
     }
     return seconds;

@@ -1,10 +1,12 @@
 #include "nccltest/engine_threads.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "nccltest/abort_request.h"
 
@@ -135,13 +137,25 @@ public:
     return on_all([&](Engine& e, std::size_t) { return e.allocate(send_bytes, recv_bytes); });
   }
 
-  // The process's time is its slowest thread's.
+  // The process's time is its slowest thread's, and so is each iteration's (-I 1), as
+  // nccl-tests' GatherProcessMaxIterTimes takes the maximum over a process's threads.
   Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) override {
     std::vector<double> seconds(threads_.size(), 0.0);
+    std::vector<std::vector<double>> iterations(threads_.size());
     FABRIC_TRY(on_all([&](Engine& e, std::size_t t) -> Result<void> {
-      FABRIC_ASSIGN_OR_RETURN(seconds[t], e.timed_run(call, timing));
+      TimingOptions own = timing;
+      if (timing.iteration_seconds != nullptr) own.iteration_seconds = &iterations[t];
+      FABRIC_ASSIGN_OR_RETURN(seconds[t], e.timed_run(call, own));
       return Ok();
     }));
+    if (timing.iteration_seconds != nullptr) {
+      std::vector<double>& slowest = *timing.iteration_seconds;
+      slowest.assign(iterations.front().size(), 0.0);
+      for (const std::vector<double>& thread : iterations) {
+        for (std::size_t i = 0; i < thread.size() && i < slowest.size(); ++i)
+          slowest[i] = std::max(slowest[i], thread[i]);
+      }
+    }
     double slowest = 0;
     for (double s : seconds)
       slowest = std::max(slowest, s);

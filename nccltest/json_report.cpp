@@ -40,6 +40,38 @@ void placement(json::Writer& w, const char* key, const PlacementResult& p, bool 
   w.end_object();
 }
 
+// -I 1: writePerIterReport's object, after the placement's own.
+void per_iteration(json::Writer& w, const char* key,
+                   const std::optional<PerIteration>& iterations) {
+  if (!iterations) return;
+  const PerIteration& it = *iterations;
+  w.key(key).begin_object();
+  w.field("skipped_iterations", it.skipped);
+  const std::pair<const char*, double> stats[] = {
+      {"min_us", it.stats.min},     {"max_us", it.stats.max},   {"avg_us", it.stats.avg},
+      {"p50_us", it.stats.p50},     {"p95_us", it.stats.p95},   {"p99_us", it.stats.p99},
+      {"stdev_us", it.stats.stdev}, {"cv_pct", it.stats.cv_pct}};
+  for (const auto& [name, value] : stats) {
+    w.key(name);
+    number(w, value);
+  }
+  w.key("times_us").begin_array();
+  for (double t : it.times_us)
+    number(w, t);
+  w.end_array();
+  if (!it.per_process_us.empty()) {
+    w.key("per_process_max_times_us").begin_array();
+    for (const std::vector<double>& process : it.per_process_us) {
+      w.begin_array();
+      for (double t : process)
+        number(w, t);
+      w.end_array();
+    }
+    w.end_array();
+  }
+  w.end_object();
+}
+
 std::string root_text(int root) {
   char text[16];
   std::snprintf(text, sizeof text, "%6i", root);
@@ -60,7 +92,8 @@ void nccl_tests_config(json::Writer& w, const RunHeader& h) {
   w.field("aggregated_iterations", h.agg_iters).field("validation", h.check_iters);
   w.field("graph", h.graph_launches);
   w.field("blocking_collectives", h.blocking ? "true" : "false");
-  w.field("per_iter_timing", "false").field("per_iter_skip", 0);
+  w.field("per_iter_timing", h.per_iteration ? "true" : "false");
+  w.field("per_iter_skip", h.per_iteration_skip);
   w.field("parallel_init", h.parallel_init ? "true" : "false");
   w.key("devices").begin_array();
   for (const RankInfo& r : h.ranks) {
@@ -244,7 +277,9 @@ std::string render_json_report(const RunRecord& r) {
         .field("redop", row.op)
         .field("root", root_text(row.root));
     placement(w, "out_of_place", row.out_of_place, h.report_cputime);
+    per_iteration(w, "out_of_place_per_iter", row.out_of_place_iterations);
     placement(w, "in_place", row.in_place, h.report_cputime);
+    per_iteration(w, "in_place_per_iter", row.in_place_iterations);
     w.field("actual_iterations", h.iters).field("experiment_name", "");
     w.end_object();
   }

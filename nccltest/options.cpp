@@ -11,6 +11,7 @@
 
 #include "common/units.h"
 #include "nccltest/nccl_log.h"
+#include "nccltest/per_iteration.h"
 
 namespace fabric::nccltest {
 namespace {
@@ -43,12 +44,6 @@ Result<void> nccl_tests_only_flags(const RawOptions& raw) {
                  std::to_string(raw.device_impl) +
                      ": nccl-tests' own device-API kernels are not part of fabric-nccltest; "
                      "NCCL's implementation (-D 0) is what it measures");
-  }
-  if (raw.per_iter_timing != 0) {
-    return Error(ErrorCode::kUnsupported, "-I/--per_iter_timing",
-                 std::to_string(raw.per_iter_timing) +
-                     ": nccl-tests' per-iteration columns (i_min, i_max, i_p99, i_cv%) are not "
-                     "produced here, and a row without them would misread in their parsers");
   }
   return Ok();
 }
@@ -129,8 +124,10 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("-u,--unalign", raw.unalign,
                  "Start the buffers this many elements past their alignment (default 0)");
   app.add_option("-I,--per_iter_timing", raw.per_iter_timing,
-                 "nccl-tests' per-iteration columns: only 0 here");
-  app.add_option("-K,--per_iter_skip", raw.per_iter_skip, "Leading samples -I leaves out");
+                 "1: time every iteration and add its summary after each #wrong: i_min, i_max, "
+                 "i_p99 and i_cv% of the slowest rank's times (default 0)");
+  app.add_option("-K,--per_iter_skip", raw.per_iter_skip,
+                 "Leading iterations -I 1 leaves out of its summary (default 0)");
   app.add_option("-T,--timeout", raw.timeout_s,
                  "Watchdog: abort the run, naming the ranks that had not finished, when "
                  "communicator setup or any phase makes no progress for this many seconds "
@@ -233,7 +230,6 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   FABRIC_TRY(in_range(raw.cta_policy, -1, 2, "-x/--cta_policy"));
   FABRIC_TRY(in_range(raw.memory_report, 0, 1, "-M/--memory"));
   FABRIC_TRY(in_range(raw.unalign, 0, 4096, "-u/--unalign"));
-  FABRIC_TRY(in_range(raw.per_iter_skip, 0, 1000000, "-K/--per_iter_skip"));
   FABRIC_TRY(nccl_tests_only_flags(raw));
   o.ngpus = raw.ngpus;
   o.nthreads = raw.nthreads;
@@ -246,6 +242,18 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   o.graph_launches = raw.graph_launches;
   o.blocking = raw.blocking;
   o.root = raw.root;
+  // -I and -K as nccl-tests checks them, in its order and with its words: a value it
+  // cannot use is switched off, never a refused run.
+  int per_iteration = raw.per_iter_timing;
+  if (per_iteration != 0 && per_iteration != 1) {
+    o.notes.push_back("per-iteration timing (-I) only supports 0=off or 1=on. Disabling.");
+    per_iteration = 0;
+  }
+  if (per_iteration && o.graph_launches >= 1) {
+    o.notes.push_back(
+        "per-iteration timing (-I) is incompatible with CUDA graph mode (-G). Disabling.");
+    per_iteration = 0;
+  }
   if (o.blocking == 3 && o.graph_launches > 0) {
     o.notes.push_back("-z 3 (blocking): incompatible with -G (CUDA graphs); switched off, as "
                       "nccl-tests does");
@@ -265,10 +273,23 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   if (raw.memory_report) {
     o.notes.push_back("-M 1 (memory): nccl-tests' GPU memory report is not produced here");
   }
-  if (raw.per_iter_skip) {
-    o.notes.push_back("-K " + std::to_string(raw.per_iter_skip) +
-                      " (per_iter_skip): needs -I 1; switched off, as nccl-tests does");
+  int skip = raw.per_iter_skip;
+  if (skip < 0 || skip >= o.iters) {
+    o.notes.push_back("per-iteration skip (-K) must be between 0 and " +
+                      std::to_string(o.iters - 1) + ". Disabling.");
+    skip = 0;
   }
+  if (skip && !per_iteration) {
+    o.notes.push_back("per-iteration skip (-K) requires per-iteration timing (-I 1). Disabling.");
+    skip = 0;
+  }
+  if (per_iteration && o.iters > kMaxPerIterationIterations) {
+    return usage("-I/--per_iter_timing", "keeps one time per iteration and rank: at most " +
+                                             std::to_string(kMaxPerIterationIterations) +
+                                             " iterations, and -n is " + std::to_string(o.iters));
+  }
+  o.per_iteration = per_iteration == 1;
+  o.per_iteration_skip = skip;
   if (raw.device_cta_count != 16) {
     o.notes.push_back("-V " + std::to_string(raw.device_cta_count) +
                       " (device_cta_count): only counts with -D > 0, which this tool does not run");

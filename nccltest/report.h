@@ -37,6 +37,22 @@ struct RankInfo {
   std::optional<std::string> topology;
 };
 
+// nccl-tests' per-iteration summary (-I 1), in microseconds except cv_pct.
+struct IterationStats {
+  double min = 0, max = 0, avg = 0, p50 = 0, p95 = 0, p99 = 0, stdev = 0;
+  double cv_pct = 0; // stdev / avg * 100; 0 when avg is 0
+};
+
+// -I 1: one placement's iterations, each the slowest process's time per operation.
+struct PerIteration {
+  int skipped = 0;              // -K: leading iterations left out of `stats`
+  IterationStats stats;         // over the iterations after the skipped ones
+  std::vector<double> times_us; // every iteration, skipped ones included
+  // Each process's own times (nccl-tests' per_process_max_times_us), with more than one
+  // process and within kMaxPerProcessSamples; else empty.
+  std::vector<std::vector<double>> per_process_us;
+};
+
 // One timed placement (out-of-place or in-place) of one size.
 struct PlacementResult {
   double time_us = 0;               // per operation, aggregated over ranks as -a says
@@ -55,6 +71,8 @@ struct SizeRow {
   PlacementResult out_of_place;
   PlacementResult in_place;
   std::string timestamp; // -S: when the row completed, "2025-01-31 12:00:00"; else empty
+  // -I 1: each placement's iterations.
+  std::optional<PerIteration> out_of_place_iterations, in_place_iterations;
 };
 
 // A rank whose result was wrong, for the per-rank report.
@@ -99,6 +117,8 @@ struct RunHeader {
   bool report_cputime = false;    // -C: the time columns are "cputime"
   bool report_timestamps = false; // -S: a "timestamp" column ends each row
   bool parallel_init = false;
+  bool per_iteration = false; // -I 1: four more columns per placement
+  int per_iteration_skip = 0; // -K
   std::string backend;        // "mpi" or "nccl"
   std::string backend_reason; // "chosen with --backend", "no CUDA device: ..."
   std::string launcher;       // "mpirun", "rendezvous", "single process"

@@ -60,6 +60,8 @@ RunHeader make_header(const Session& s) {
   h.report_cputime = o.report_cputime;
   h.report_timestamps = o.report_timestamps;
   h.parallel_init = o.parallel_init;
+  h.per_iteration = o.per_iteration;
+  h.per_iteration_skip = o.per_iteration_skip;
   h.backend = std::string(backend_name(s.backend));
   h.backend_reason = s.backend_reason;
   h.launcher = std::string(launch_kind_name(s.launch.kind));

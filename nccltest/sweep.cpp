@@ -6,6 +6,7 @@
 #include "nccltest/data_check.h"
 #include "nccltest/memory_plan.h"
 #include "nccltest/outputs.h"
+#include "nccltest/per_iteration.h"
 #include "nccltest/sizes.h"
 
 namespace fabric::nccltest {
@@ -77,10 +78,19 @@ Result<PlacementOutcome> measure_placement(SweepContext& c, const CollectiveCall
     return Error(ErrorCode::kSystem, "the stall fault", "ended without being aborted");
   }
   Beat beat = c.progress.begin("timed loop", coll, row_bytes, call.in_place);
-  FABRIC_ASSIGN_OR_RETURN(double seconds, c.engine.timed_run(call, timing));
+  std::vector<double> iterations;
+  TimingOptions timed = timing;
+  if (c.options.per_iteration) timed.iteration_seconds = &iterations;
+  FABRIC_ASSIGN_OR_RETURN(double seconds, c.engine.timed_run(call, timed));
   c.progress.end(beat);
 
   PlacementOutcome out;
+  if (c.options.per_iteration) {
+    // Every process sends one time per iteration, even from an engine that timed none.
+    iterations.resize(static_cast<std::size_t>(timing.iters), 0.0);
+    FABRIC_ASSIGN_OR_RETURN(
+        out.iterations, reduce_per_iteration(c.group, iterations, c.options.per_iteration_skip));
+  }
   out.result.wrong = checked ? std::optional<int64_t>(0) : std::nullopt;
   std::vector<double> all;
   const int repetitions = checked ? c.options.check_iters : 1;
@@ -189,6 +199,8 @@ Result<SweepResult> run_sweep(SweepContext& c, DataType type, ReduceOp op, int r
         call.in_place = in_place;
         FABRIC_ASSIGN_OR_RETURN(PlacementOutcome p, measure_placement(c, call, row.bytes, timing));
         (in_place ? row.in_place : row.out_of_place) = std::move(p.result);
+        (in_place ? row.in_place_iterations : row.out_of_place_iterations) =
+            std::move(p.iterations);
         result.out_of_bounds += p.failed_checks;
         for (auto& f : p.failures)
           result.failures.push_back(std::move(f));

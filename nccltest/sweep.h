@@ -43,6 +43,7 @@ struct PlacementOutcome {
   PlacementResult result;
   std::vector<RankCheckFailure> failures;
   int64_t failed_checks = 0;
+  std::optional<PerIteration> iterations; // -I 1
 };
 Result<PlacementOutcome> measure_placement(SweepContext& context, const CollectiveCall& call,
                                            std::size_t row_bytes, const TimingOptions& timing);

@@ -24,13 +24,20 @@ __attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
   return out;
 }
 
-std::string placement_fields(const PlacementResult& p) {
+std::string placement_fields(const PlacementResult& p,
+                             const std::optional<PerIteration>& iterations) {
   std::string out = "  " + fixed_field(p.time_us, 7) + "  " + fixed_field(p.algbw, 6) + "  " +
                     fixed_field(p.busbw, 6);
   if (p.wrong) {
     out += format("  %6lld", static_cast<long long>(*p.wrong));
   } else {
     out += "    N/A";
+  }
+  // -I 1: writePerIterReport's four fields, each getFloatStr in 7 characters.
+  if (iterations) {
+    const IterationStats& s = iterations->stats;
+    out += "  " + fixed_field(s.min, 7) + "  " + fixed_field(s.max, 7) + "  " +
+           fixed_field(s.p99, 7) + "  " + fixed_field(s.cv_pct, 7);
   }
   return out;
 }
@@ -115,6 +122,16 @@ std::string render_text_header(const RunHeader& h) {
     out += "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes "
            "barrier \n";
   }
+  if (h.per_iteration) {
+    // nccl-tests' line names its CUDA events; the mpi backend times with MPI_Wtime.
+    out += std::string("# Per-Iteration Report: ") +
+           (h.backend == "mpi" ? "MPI_Wtime" : "CUDA event") +
+           " timing; i_* uses max over process rows";
+    if (h.per_iteration_skip) {
+      out += format("; summary skips first %d iterations", h.per_iteration_skip);
+    }
+    out += " \n";
+  }
   if (h.parallel_init) {
     out += "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n";
   }
@@ -133,15 +150,31 @@ std::string render_text_header(const RunHeader& h) {
     out += render_device_line(r);
   out += "#\n";
   if (!h.table) return out;
-  out += format("# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
-                "in-place          \n",
-                "", "", "", "", "");
   // As nccl-tests' writeResultHeader: -S adds a 19-wide "timestamp" column, -C names the
-  // time columns "cputime".
+  // time columns "cputime", -I 1 adds four columns after each #wrong.
   const int stamp_width = h.report_timestamps ? 19 : 0;
   const char* stamp_label = h.report_timestamps ? "timestamp" : "";
   const char* stamp_format = h.report_timestamps ? "%Y-%m-%d %H:%M:%S" : "";
   const char* time = h.report_cputime ? "cputime" : "time";
+  if (h.per_iteration) {
+    out += format("# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)      "
+                  "                          in-place (+ per-iteration)\n",
+                  "", "", "", "", "");
+    out += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  "
+                  "%6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+                  "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong",
+                  "i_min", "i_max", "i_p99", "i_cv%", time, "algbw", "busbw", "#wrong", "i_min",
+                  "i_max", "i_p99", "i_cv%", stamp_width, stamp_label);
+    out += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  "
+                  "%6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+                  "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
+                  "(us)", "(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)",
+                  stamp_width, stamp_format);
+    return out;
+  }
+  out += format("# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+                "in-place          \n",
+                "", "", "", "", "");
   out += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size",
                 "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw",
                 "busbw", "#wrong", stamp_width, stamp_label);
@@ -154,8 +187,8 @@ std::string render_text_header(const RunHeader& h) {
 std::string render_text_row(const SizeRow& row) {
   std::string out = format("%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count,
                            std::string(data_type_name(row.type)).c_str(), row.op.c_str(), row.root);
-  out += placement_fields(row.out_of_place);
-  out += placement_fields(row.in_place);
+  out += placement_fields(row.out_of_place, row.out_of_place_iterations);
+  out += placement_fields(row.in_place, row.in_place_iterations);
   if (!row.timestamp.empty()) out += format("%21s", row.timestamp.c_str());
   out += "\n";
   return out;

@@ -24,6 +24,9 @@
 #   fp8_mulsum  -d f8e4m3 and -d f8e5m2 named (Hopper and NCCL 2.24 run them) with every
 #              op, mulsum included: 0 wrong
 #   drop_in    -z 3 -u 1 -C 1 -S 1 -N 2 (nccl-tests flags) once: 0 wrong
+#   per_iteration  all_reduce_perf -b 8 -e 1M -I 1 -K 2 (the program name): nccl-tests'
+#              per-iteration header lines, and every row i_min, i_max, i_p99, i_cv% after
+#              each #wrong from CUDA events, ordered (i_min <= i_p99 <= i_max), 0 wrong
 #   vs_nccl_tests  all_reduce_perf -g 1 and fabric-nccltest alternating three times: time
 #              per size within 2% of all_reduce_perf's median at 1 MiB and above, start-up
 #              at most 1.2x (skipped, and named, without --nccl-tests)
@@ -134,6 +137,7 @@ On a GPU node this check proves, in one run:
   - fabric-nccltest's nccl backend on the GPU, one rank: all seven collectives from 8 B to
     1 GiB with -c 1 and every type and op, 0 wrong elements, data checked on the device;
     -G, -z 1 and -a 1 once each; buffers from ncclMemAlloc, -R 1 and -R 2 checked clean;
+    -I 1 -K 2's per-iteration columns timed with CUDA events;
     with two GPUs or more, -g over every GPU from one process and -t 2;
   - its time per size within 2% of NVIDIA's all_reduce_perf (median of three alternating
     runs) at 1 MiB and above, and its start-up at most 1.2x;
@@ -199,6 +203,22 @@ for fp8 in f8e4m3 f8e5m2; do
   checked_run "fp8_mulsum:$fp8" "all_reduce -d $fp8 -o all" -b 8 -e 64M -f 4 -n 5 -c 1 -d "$fp8" -o all
 done
 checked_run drop_in "-z 3 -u 1 -C 1 -S 1 -N 2" -b 8 -e 64M -f 4 -n 5 -c 1 -z 3 -u 1 -C 1 -S 1 -N 2
+
+# per_iteration: nccl-tests' -I 1 -K 2 as a script types it, through the program name.
+ln -sf "$NCCLTEST" "$OUT/all_reduce_perf"
+"$OUT/all_reduce_perf" --backend nccl -b 8 -e 1M -I 1 -K 2 >"$OUT/per_iteration.log" 2>&1
+rc=$?
+# Fields: 9 and 17 #wrong, 10-13 and 18-21 i_min, i_max, i_p99, i_cv% of each placement.
+rows=$(awk '!/^#/ && NF > 0' "$OUT/per_iteration.log" | wc -l)
+good=$(awk '!/^#/ && NF == 21 && $9 == 0 && $17 == 0 && $10 + 0 > 0 && $10 <= $12 && $12 <= $11 &&
+  $13 >= 0 && $18 + 0 > 0 && $18 <= $20 && $20 <= $19 && $21 >= 0' "$OUT/per_iteration.log" | wc -l)
+if ((rc == 0 && rows > 0 && good == rows)) &&
+  grep -q '^# Per-Iteration Report: CUDA event timing; i_\* uses max over process rows; summary skips first 2 iterations $' "$OUT/per_iteration.log" &&
+  grep -qE '^# +size +count +type +redop +root +time +algbw +busbw +#wrong +i_min +i_max +i_p99 +i_cv% +time ' "$OUT/per_iteration.log"; then
+  record per_iteration pass "$rows rows with i_min/i_max/i_p99/i_cv% per placement, 0 wrong"
+else
+  record per_iteration fail "exit $rc; $good of $rows rows with 21 ordered fields: $(grep -v '^#' "$OUT/per_iteration.log" | tail -1)"
+fi
 
 # --- nccl-tests' -g, -t and -R; ncclMemAlloc ---------------------------------------------
 # has_line NAME LOG REGEX DETAIL: a step that passes when the run's log has the line.

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "common/atomic_file.h"
+#include "common/json.h"
 #include "common/subprocess.h"
 #include "tests/mpi/loopback_mpi_environment.h"
 #include "tests/unit/nccltest/nccl_tests_parsers.h"
@@ -31,9 +33,9 @@ struct MpiRun {
 
 // `program` is one of the links beside the built fabric-nccltest.
 MpiRun mpirun(const std::string& program, std::vector<std::string> args,
-              std::map<std::string, std::string> env = {}) {
+              std::map<std::string, std::string> env = {}, int ranks = 4) {
   const std::string binary = FABRIC_NCCLTEST_BINARY;
-  std::vector<std::string> argv = {FABRIC_MPIEXEC, "-np", "4", "--oversubscribe"};
+  std::vector<std::string> argv = {FABRIC_MPIEXEC, "-np", std::to_string(ranks), "--oversubscribe"};
   for (const auto& [k, v] : env) {
     ::setenv(k.c_str(), v.c_str(), 1);
     argv.insert(argv.end(), {"-x", k});
@@ -264,6 +266,79 @@ TEST(NcclTestsCompat, CyclesBlockingCputimeTimestampsUnalignAndMinBw) {
     failed = failed || (line.rfind("# Avg bus bandwidth    : ", 0) == 0 &&
                         line.find(" FAILED\n") != std::string::npos);
   EXPECT_TRUE(failed) << r.out;
+}
+
+// -I 1 -K 1 on 2 ranks: writeResultHeader's -I lines, and each row the 13 fields plus
+// writePerIterReport's four after each placement's #wrong, in its widths; the summaries
+// ordered as statistics are (not timed: any values will do). -J carries every iteration,
+// each process's too, under nccl-tests' keys.
+TEST(NcclTestsCompat, PerIterationColumnsFollowEachPlacement) {
+  const std::string json =
+      ::testing::TempDir() + "per_iter_" + std::to_string(::getpid()) + ".json";
+  MpiRun r = mpirun(
+      "all_reduce_perf",
+      {"-b", "8", "-e", "64K", "-f", "2", "-I", "1", "-K", "1", "-c", "0", "-J", json}, {}, 2);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::vector<std::string> lines = testing::lines_of(r.out);
+  const std::string header[] = {
+      c_format("# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)        "
+               "                        in-place (+ per-iteration)\n",
+               "", "", "", "", ""),
+      c_format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  "
+               "%6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+               "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+               "i_min", "i_max", "i_p99", "i_cv%", "time", "algbw", "busbw", "#wrong", "i_min",
+               "i_max", "i_p99", "i_cv%", 0, ""),
+      c_format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  "
+               "%6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+               "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
+               "(us)", "(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", 0, ""),
+      "# Per-Iteration Report: MPI_Wtime timing; i_* uses max over process rows; summary skips "
+      "first 1 iterations \n"};
+  for (const std::string& line : header)
+    EXPECT_TRUE(has_line(lines, line)) << "missing: " << line << "in:\n" << r.out;
+  const std::vector<Row> rows = rows_of(lines);
+  EXPECT_EQ(rows.size(), 14u) << r.out; // 8 B to 64 KiB
+  for (const Row& row : rows) {
+    const auto& f = row.fields;
+    ASSERT_EQ(f.size(), 21u) << row.line;
+    std::string rebuilt_line = c_format("%12li  %12li  %8s  %6s  %6s", std::stol(f[0]),
+                                        std::stol(f[1]), f[2].c_str(), f[3].c_str(), f[4].c_str());
+    for (std::size_t p : {5u, 13u}) {
+      EXPECT_EQ(f[p + 3], "N/A") << row.line; // -c 0
+      rebuilt_line += c_format("  %7s  %6s  %6s    N/A  %7s  %7s  %7s  %7s", f[p].c_str(),
+                               f[p + 1].c_str(), f[p + 2].c_str(), f[p + 4].c_str(),
+                               f[p + 5].c_str(), f[p + 6].c_str(), f[p + 7].c_str());
+      const double i_min = std::stod(f[p + 4]), i_max = std::stod(f[p + 5]);
+      const double i_p99 = std::stod(f[p + 6]), cv = std::stod(f[p + 7]);
+      EXPECT_LE(i_min, i_max) << row.line;
+      EXPECT_LE(i_min, i_p99) << row.line;
+      EXPECT_LE(i_p99, i_max) << row.line;
+      EXPECT_GE(cv, 0) << row.line;
+    }
+    EXPECT_EQ(rebuilt_line + "\n", row.line);
+  }
+  Result<std::string> text = read_file(json);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  ::unlink(json.c_str());
+  auto doc = json::parse(*text, json);
+  ASSERT_TRUE(doc.ok()) << doc.error().message();
+  EXPECT_STREQ((*doc)["config"]["per_iter_timing"].GetString(), "true");
+  EXPECT_EQ((*doc)["config"]["per_iter_skip"].GetInt(), 1);
+  ASSERT_EQ((*doc)["results"].Size(), 14u);
+  for (const char* key : {"out_of_place_per_iter", "in_place_per_iter"}) {
+    const auto& it = (*doc)["results"][0][key];
+    EXPECT_EQ(it["skipped_iterations"].GetInt(), 1) << key;
+    EXPECT_EQ(it["times_us"].Size(), 20u) << key;
+    ASSERT_EQ(it["per_process_max_times_us"].Size(), 2u) << key;
+    EXPECT_EQ(it["per_process_max_times_us"][1].Size(), 20u) << key;
+    // Each iteration's time is the slower process's.
+    for (unsigned i = 0; i < 20; ++i) {
+      EXPECT_DOUBLE_EQ(it["times_us"][i].GetDouble(),
+                       std::max(it["per_process_max_times_us"][0][i].GetDouble(),
+                                it["per_process_max_times_us"][1][i].GetDouble()));
+    }
+  }
 }
 
 // nccl-tests' README: NCCL_TESTS_SPLIT="MOD 2" runs two groups, each on every other rank;

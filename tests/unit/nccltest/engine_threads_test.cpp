@@ -53,8 +53,14 @@ public:
     r_.saw(index_);
     return Ok();
   }
-  Result<double> timed_run(const CollectiveCall& call, const TimingOptions&) override {
+  // -I 1: thread t's iteration t takes 5 ms, its others 1 ms.
+  Result<double> timed_run(const CollectiveCall& call, const TimingOptions& timing) override {
     FABRIC_TRY(run_once(call));
+    if (timing.iteration_seconds != nullptr) {
+      timing.iteration_seconds->clear();
+      for (int i = 0; i < timing.iters; ++i)
+        timing.iteration_seconds->push_back(i == index_ ? 5e-3 : 1e-3);
+    }
     return 1e-3 * (index_ + 1);
   }
   Result<void> run_once(const CollectiveCall&) override {
@@ -132,6 +138,20 @@ TEST(ThreadedEngine, EachThreadsEngineLivesOnOneThreadOfItsOwnAndAllRunAtOnce) {
   }
   EXPECT_EQ(r.threads.size(), 3u);
   EXPECT_EQ(all.size(), 3u);
+}
+
+// As nccl-tests' GatherProcessMaxIterTimes: each iteration's time is its slowest thread's.
+TEST(ThreadedEngine, EachIterationIsTheSlowestThreads) {
+  Record r;
+  auto engine = threaded(r, 3);
+  ASSERT_NE(engine, nullptr);
+  std::vector<double> iterations = {7};
+  TimingOptions timing;
+  timing.iters = 4;
+  timing.iteration_seconds = &iterations;
+  auto seconds = engine->timed_run(CollectiveCall{}, timing);
+  ASSERT_TRUE(seconds.ok()) << seconds.error().message();
+  EXPECT_EQ(iterations, (std::vector<double>{5e-3, 5e-3, 5e-3, 1e-3}));
 }
 
 TEST(ThreadedEngine, ALocalRanksCopiesGoToTheThreadThatOwnsItsGpu) {

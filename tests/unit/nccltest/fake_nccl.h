@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -38,6 +39,12 @@ struct State {
   std::vector<const void*> send_buffers; // each all-reduce's send pointer (not the barrier's)
   std::vector<std::vector<unsigned char>> premul_scalars; // as NCCL read them, per operation
   std::vector<ncclDataType_t> premul_types;
+  // add_event_clock: events told apart by number (1, 2, ... in creation order), each
+  // event's device, and the elapsed milliseconds from event `start` to event `stop`.
+  std::atomic<int> events_created{0};
+  std::atomic<int> events_destroyed{0};
+  std::vector<int> event_devices{0}; // by number; [0] unused
+  std::function<float(int start, int stop)> event_ms = [](int, int) { return 1.0f; };
   // Device memory: a bump allocator over one block, so that every buffer is distinct.
   alignas(64) char memory[1 << 16] = {};
   std::size_t used = 0;
@@ -220,6 +227,32 @@ inline Api api() {
   };
   a.cuda_error_string = [](cudaError_t) { return "fake"; };
   return a;
+}
+
+// Events that carry their number, so that cudaEventElapsedTime answers State::event_ms for
+// the pair it is given; destroyed events are counted.
+inline int event_number(cudaEvent_t e) {
+  return static_cast<int>(reinterpret_cast<std::uintptr_t>(e));
+}
+inline void add_event_clock(Api& a) {
+  a.event_create = [](cudaEvent_t* e) {
+    const int n = ++g_state->events_created;
+    {
+      std::lock_guard lock(g_state->mutex);
+      g_state->event_devices.resize(static_cast<std::size_t>(n) + 1);
+      g_state->event_devices[static_cast<std::size_t>(n)] = State::current_device();
+    }
+    *e = reinterpret_cast<cudaEvent_t>(static_cast<std::uintptr_t>(n));
+    return cudaSuccess;
+  };
+  a.event_destroy = [](cudaEvent_t) {
+    ++g_state->events_destroyed;
+    return cudaSuccess;
+  };
+  a.event_elapsed_time = [](float* ms, cudaEvent_t start, cudaEvent_t stop) {
+    *ms = g_state->event_ms(event_number(start), event_number(stop));
+    return cudaSuccess;
+  };
 }
 
 // The optional entry points of NCCL 2.19 (ncclMemAlloc, ncclCommRegister) and 2.27

@@ -165,6 +165,72 @@ TEST(NcclTestsText, CputimeTimestampsBlockingAndUnalignAsNcclTestsPrintsThem) {
   EXPECT_EQ(render_text_row(row).size(), text.size() - 21);
 }
 
+// -I 1 as nccl-tests 2.19.6 prints it: writeDeviceReport's per-iteration line and
+// writeResultHeader's three lines with their format strings, copied with the values it
+// passes; each row four 7-wide fields more after each placement's #wrong.
+TEST(NcclTestsText, PerIterationHeaderAndColumnsAsNcclTestsPrintsThem) {
+  RunHeader h = header_like_fixture();
+  h.per_iteration = true;
+  std::vector<std::string> ours = testing::lines_of(render_text_header(h));
+  EXPECT_EQ(ours[3],
+            "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows \n");
+  char line[1024];
+  std::snprintf(line, sizeof line,
+                "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)       "
+                "                         in-place (+ per-iteration)\n",
+                "", "", "", "", "");
+  EXPECT_EQ(ours[ours.size() - 3], line);
+  std::snprintf(line, sizeof line,
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  "
+                "%6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                "i_min", "i_max", "i_p99", "i_cv%", "time", "algbw", "busbw", "#wrong", "i_min",
+                "i_max", "i_p99", "i_cv%", 0, "");
+  EXPECT_EQ(ours[ours.size() - 2], line);
+  std::snprintf(line, sizeof line,
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  "
+                "%6s  %6s  %7s  %7s  %7s  %7s %*s\n",
+                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
+                "(us)", "(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", 0,
+                "");
+  EXPECT_EQ(ours.back(), line);
+  // -K, on the mpi backend: the skip is said, and so is the clock that timed.
+  h.per_iteration_skip = 2;
+  h.backend = "mpi";
+  h.blocking = 3;
+  ours = testing::lines_of(render_text_header(h));
+  EXPECT_EQ(ours[4], "# Per-Iteration Report: MPI_Wtime timing; i_* uses max over process rows; "
+                     "summary skips first 2 iterations \n");
+
+  SizeRow row;
+  row.bytes = 8;
+  row.count = 2;
+  row.op = "sum";
+  row.out_of_place = {10.5, 0, 0, 0, {}};
+  row.in_place = {9.25, 0, 0, std::nullopt, {}};
+  const std::string plain = render_text_row(row);
+  PerIteration it;
+  it.stats.min = 8.125;
+  it.stats.max = 12345.678;
+  it.stats.p99 = 11;
+  it.stats.cv_pct = 3.5;
+  row.out_of_place_iterations = it;
+  it.stats.max = 123456789; // wider than 7 characters: fixed-point, wider
+  row.in_place_iterations = it;
+  const std::string text = render_text_row(row);
+  char out_of_place[128], in_place[128];
+  std::snprintf(out_of_place, sizeof out_of_place, "  %7s  %6s  %6s  %6g  %7s  %7s  %7s  %7s",
+                "10.50", "0.00", "0.00", 0.0, "8.12", "12345.7", "11.00", "3.50");
+  std::snprintf(in_place, sizeof in_place, "  %7s  %6s  %6s    N/A  %7s  %7s  %7s  %7s", "9.25",
+                "0.00", "0.00", "8.12", "123456789", "11.00", "3.50");
+  EXPECT_EQ(text, plain.substr(0, 52) + out_of_place + in_place + "\n");
+  std::vector<std::string> fields;
+  std::istringstream in(text);
+  for (std::string f; in >> f;)
+    fields.push_back(f);
+  EXPECT_EQ(fields.size(), 5u + 2 * 8);
+}
+
 // Pasted into a ticket, an MPI run must not read as nccl-tests on some NCCL.
 TEST(NcclTestsText, FirstLineSaysWhatRan) {
   RunHeader h = header_like_fixture();
