@@ -10,7 +10,7 @@
 #include "exporters/pfc_collector.h"
 #include "exporters/rdma_collector.h"
 #include "exporters/textfile_collector.h"
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_netlink.h"
 #include "probes/devices/ethtool_stats.h"
 
 namespace fabric::exporters {

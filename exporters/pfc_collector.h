@@ -16,7 +16,7 @@
 
 #include "common/sysfs.h"
 #include "exporters/collector.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 #include "probes/devices/ethtool_stats.h"
 
 namespace fabric::exporters {

@@ -13,7 +13,7 @@
 #include "common/rdma_sysfs.h"
 #include "common/strings.h"
 #include "common/sysfs.h"
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_netlink.h"
 #include "pfc/host_knobs.h"
 #include "probes/topology/gpu_visibility.h"
 
