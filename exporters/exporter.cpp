@@ -11,7 +11,7 @@
 #include "exporters/rdma_collector.h"
 #include "exporters/textfile_collector.h"
 #include "libs/dcb/dcb_netlink.h"
-#include "probes/devices/ethtool_stats.h"
+#include "libs/ethtool/ethtool_stats.h"
 
 namespace fabric::exporters {
 namespace {
