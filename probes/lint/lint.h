@@ -98,7 +98,7 @@
 #include "common/rdma_netlink.h"
 #include "common/result.h"
 #include "libs/dcb/dcb_config.h"
-#include "probes/topology/node_topology.h"
+#include "libs/topology/node_topology.h"
 
 namespace fabric::probes {
 

@@ -15,7 +15,7 @@
 #include "common/sysfs.h"
 #include "libs/dcb/dcb_netlink.h"
 #include "pfc/host_knobs.h"
-#include "probes/topology/gpu_visibility.h"
+#include "libs/topology/gpu_visibility.h"
 
 namespace fabric::probes {
 namespace {
