@@ -2,7 +2,7 @@
 
 #include "exporters/dcb_summary.h"
 #include "exporters/pfc_collector.h"
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 namespace fabric::exporters {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "common/sysfs.h"
 #include "exporters/collector.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 
 namespace fabric::exporters {
 

@@ -1,7 +1,7 @@
 #include "exporters/dcb_summary.h"
 
 #include "exporters/stable_hash.h"
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 namespace fabric::exporters {
 

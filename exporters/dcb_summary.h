@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 
 namespace fabric::exporters {
 

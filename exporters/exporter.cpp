@@ -10,8 +10,8 @@
 #include "exporters/pfc_collector.h"
 #include "exporters/rdma_collector.h"
 #include "exporters/textfile_collector.h"
-#include "pfc/dcb_netlink.h"
-#include "probes/devices/ethtool_stats.h"
+#include "libs/dcb/dcb_netlink.h"
+#include "libs/ethtool/ethtool_stats.h"
 
 namespace fabric::exporters {
 namespace {

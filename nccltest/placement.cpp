@@ -1,6 +1,6 @@
 #include "nccltest/placement.h"
 
-#include "probes/topology/node_topology.h"
+#include "libs/topology/node_topology.h"
 
 namespace fabric::nccltest {
 

@@ -1,5 +1,5 @@
 // Where a rank's GPU sits relative to its NIC on PCIe, in the words of `nvidia-smi topo -m`
-// (PIX, PXB, PHB, NODE, SYS; probes/topology/pci_topology.h): shown in the "# Using devices" lines
+// (PIX, PXB, PHB, NODE, SYS; libs/topology/pci_topology.h): shown in the "# Using devices" lines
 // and the JSON's `topology`, so a rank whose NIC is across the socket stands out where
 // GPUDirect RDMA is off and its busbw low.
 #pragma once

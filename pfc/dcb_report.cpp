@@ -1,7 +1,7 @@
 #include "pfc/dcb_report.h"
 
 #include "common/json.h"
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 namespace fabric::pfc {
 namespace {

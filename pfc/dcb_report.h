@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 
 namespace fabric::pfc {
 

@@ -11,7 +11,7 @@
 #include "common/fd.h"
 #include "common/rdma_sysfs.h"
 #include "common/sysfs.h"
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 namespace fabric::pfc {
 namespace {

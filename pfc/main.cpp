@@ -11,7 +11,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "pfc/apply.h"
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_netlink.h"
 #include "pfc/dcb_report.h"
 #include "pfc/profile.h"
 #include "pfc/profile_run.h"

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "common/json.h"
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 namespace fabric::pfc {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 #include "pfc/host_knobs.h"
 #include "pfc/profile.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 
 namespace fabric::pfc {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 namespace fabric::pfc {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 #include "pfc/profile.h"
 
 namespace fabric::pfc {

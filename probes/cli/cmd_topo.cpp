@@ -6,7 +6,7 @@
 #include "common/cli.h"
 #include "common/cuda_runtime.h"
 #include "probes/cli/commands.h"
-#include "probes/topology/node_topology.h"
+#include "libs/topology/node_topology.h"
 #include "probes/topology/topo_report.h"
 
 namespace fabric::probes {

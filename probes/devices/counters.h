@@ -30,7 +30,7 @@
 #include "common/json.h"
 #include "common/result.h"
 #include "common/sysfs.h"
-#include "probes/devices/ethtool_stats.h"
+#include "libs/ethtool/ethtool_stats.h"
 
 namespace fabric::probes {
 

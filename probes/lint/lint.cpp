@@ -5,7 +5,7 @@
 
 #include "common/strings.h"
 #include "common/units.h"
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 namespace fabric::probes {
 using rdma::GidEntry;

@@ -97,8 +97,8 @@
 #include "common/rdma_device.h"
 #include "common/rdma_netlink.h"
 #include "common/result.h"
-#include "pfc/dcb_config.h"
-#include "probes/topology/node_topology.h"
+#include "libs/dcb/dcb_config.h"
+#include "libs/topology/node_topology.h"
 
 namespace fabric::probes {
 

@@ -13,9 +13,9 @@
 #include "common/rdma_sysfs.h"
 #include "common/strings.h"
 #include "common/sysfs.h"
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_netlink.h"
 #include "pfc/host_knobs.h"
-#include "probes/topology/gpu_visibility.h"
+#include "libs/topology/gpu_visibility.h"
 
 namespace fabric::probes {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 #include "probes/devices/device_source.h"
 #include "probes/lint/lint.h"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "probes/topology/node_topology.h"
+#include "libs/topology/node_topology.h"
 
 namespace fabric::probes {
 

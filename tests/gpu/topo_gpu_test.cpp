@@ -5,7 +5,7 @@
 #include "common/cuda_runtime.h"
 #include "common/json.h"
 #include "common/subprocess.h"
-#include "probes/topology/pci_topology.h"
+#include "libs/topology/pci_topology.h"
 
 namespace fabric {
 namespace {

@@ -6,7 +6,7 @@
 #include "common/json.h"
 #include "common/netns.h"
 #include "common/subprocess.h"
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_netlink.h"
 #include "tests/netns/test_network.h"
 
 namespace fabric {

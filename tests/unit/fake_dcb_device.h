@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 #include "pfc/profile.h"
 
 namespace fabric::pfc {

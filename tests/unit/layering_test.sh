@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tools' folders (cni, pfc, probes, nccltest, exporters) hold each one tool: no tool
-# includes another tool's header or links another tool's library. What has not moved below
+# includes another tool's header or links another tool's library, and no shared part
+# (libs/) includes or links any tool's. What has not moved below
 # the tools yet is listed in tests/data/layering/remaining.txt, one "tool -> header" or
 # "tool -> library" a line; a crossing not listed fails, and so does a listed one that is
 # gone, so the list only shrinks (docs/architecture.md, "Layers").
@@ -12,10 +13,13 @@ tools=(cni pfc probes nccltest exporters)
 remaining=$repo/tests/data/layering/remaining.txt
 
 # Every crossing in a tree: "tool -> other/path.h" for includes, "tool -> fabric::other" for
-# the libraries a tool's CMakeLists link.
+# the libraries a tool's CMakeLists link. The shared parts under libs/ are below every tool,
+# so any tool of theirs is a crossing too ("libs/dcb -> pfc/profile.h").
 crossings() {
-  local root=$1 tool other
-  for tool in "${tools[@]}"; do
+  local root=$1 tool other part
+  local -a below=()
+  for part in "$root"/libs/*/; do [[ -d $part ]] && below+=("libs/$(basename "$part")"); done
+  for tool in "${tools[@]}" "${below[@]}"; do
     for other in "${tools[@]}"; do
       [[ $tool == "$other" ]] && continue
       grep -rhoE "^#include \"$other/[^\"]+\"" "$root/$tool" \
@@ -51,13 +55,15 @@ if [[ ${2:-} == --self-test ]]; then
   # A copy of the tools with one crossing planted must fail, naming it.
   copy=$(mktemp -d)
   trap 'rm -rf "$copy"' EXIT
-  for tool in "${tools[@]}"; do cp -r "$repo/$tool" "$copy/"; done
+  for tool in "${tools[@]}" libs; do cp -r "$repo/$tool" "$copy/"; done
   echo '#include "nccltest/options.h"' >"$copy/pfc/planted.cpp"
+  echo '#include "pfc/profile.h"' >"$copy/libs/dcb/planted.cpp"
   if out=$(check "$copy" 2>&1); then
     echo "the check passed a planted include of nccltest/options.h in pfc" >&2
     exit 1
   fi
   grep -q 'pfc -> nccltest/options.h' <<<"$out" || { echo "$out" >&2; exit 1; }
+  grep -q 'libs/dcb -> pfc/profile.h' <<<"$out" || { echo "$out" >&2; exit 1; }
   echo "the check refuses a planted crossing: ok"
   exit 0
 fi

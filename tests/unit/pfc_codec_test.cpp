@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "pfc/dcb_codec.h"
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_codec.h"
+#include "libs/dcb/dcb_netlink.h"
 
 namespace fabric::pfc {
 namespace {

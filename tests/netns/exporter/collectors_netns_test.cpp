@@ -6,7 +6,7 @@
 #include "common/netns.h"
 #include "exporters/dcb_collector.h"
 #include "exporters/pfc_collector.h"
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_netlink.h"
 #include "tests/netns/test_network.h"
 #include "tests/unit/exporter/metrics_view.h"
 

@@ -9,7 +9,7 @@
 
 #include "common/netns.h"
 #include "probes/devices/counters.h"
-#include "probes/devices/ethtool_stats.h"
+#include "libs/ethtool/ethtool_stats.h"
 #include "tests/netns/test_network.h"
 
 namespace fabric::probes {

@@ -3,7 +3,7 @@
 // toolkit document, entry by entry.
 #include <gtest/gtest.h>
 
-#include "probes/topology/gpu_visibility.h"
+#include "libs/topology/gpu_visibility.h"
 
 namespace fabric::topo {
 namespace {

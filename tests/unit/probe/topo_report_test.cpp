@@ -4,7 +4,7 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
-#include "probes/topology/node_topology.h"
+#include "libs/topology/node_topology.h"
 #include "probes/topology/topo_report.h"
 
 namespace fabric::probes {

@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "common/sysfs.h"
-#include "probes/topology/node_topology.h"
-#include "probes/topology/pci_topology.h"
+#include "libs/topology/node_topology.h"
+#include "libs/topology/pci_topology.h"
 
 namespace fabric::topo {
 namespace {

@@ -9,7 +9,7 @@
 
 struct nlmsghdr;
 
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 
 namespace fabric::pfc {
 

@@ -1,4 +1,4 @@
-#include "pfc/dcb_format.h"
+#include "libs/dcb/dcb_format.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 
 namespace fabric::pfc::format {
 

@@ -1,4 +1,4 @@
-#include "probes/topology/node_topology.h"
+#include "libs/topology/node_topology.h"
 
 #include <algorithm>
 #include <cctype>

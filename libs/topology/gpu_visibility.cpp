@@ -1,4 +1,4 @@
-#include "probes/topology/gpu_visibility.h"
+#include "libs/topology/gpu_visibility.h"
 #include "common/strings.h"
 
 #include <algorithm>

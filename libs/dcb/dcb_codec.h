@@ -10,7 +10,7 @@
 #include <linux/dcbnl.h>
 
 #include "common/result.h"
-#include "pfc/dcb_config.h"
+#include "libs/dcb/dcb_config.h"
 
 namespace fabric::pfc::codec {
 

@@ -1,4 +1,4 @@
-#include "pfc/dcb_netlink.h"
+#include "libs/dcb/dcb_netlink.h"
 
 #include <algorithm>
 #include <array>
@@ -15,7 +15,7 @@
 #include <netlink/socket.h>
 
 #include "common/netlink_socket.h"
-#include "pfc/dcb_codec.h"
+#include "libs/dcb/dcb_codec.h"
 
 namespace fabric::pfc {
 namespace {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/topology/pci_topology.h"
+#include "libs/topology/pci_topology.h"
 
 namespace fabric::topo {
 

@@ -1,4 +1,4 @@
-#include "probes/devices/ethtool_stats.h"
+#include "libs/ethtool/ethtool_stats.h"
 
 #include <linux/ethtool.h>
 #include <linux/sockios.h>

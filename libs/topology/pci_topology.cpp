@@ -1,4 +1,4 @@
-#include "probes/topology/pci_topology.h"
+#include "libs/topology/pci_topology.h"
 
 #include <algorithm>
 #include <cctype>

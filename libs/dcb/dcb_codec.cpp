@@ -1,4 +1,4 @@
-#include "pfc/dcb_codec.h"
+#include "libs/dcb/dcb_codec.h"
 
 #include <algorithm>
 #include <cstring>

@@ -30,7 +30,7 @@
 #include "common/rdma_device.h"
 #include "common/result.h"
 #include "common/sysfs.h"
-#include "probes/topology/pci_topology.h"
+#include "libs/topology/pci_topology.h"
 
 namespace fabric::topo {
 
