@@ -94,6 +94,25 @@ Result<std::vector<std::string>> primary_addresses(const std::string& ifname) {
   return out;
 }
 
+// Exclusive mode takes the whole netdev from the host. A physical NIC or an SR-IOV VF is
+// the pod's alone and comes back on DEL as it left; a virtual device is part of the
+// host's own network (a veth's peer, a bridge's ports, a vlan's traffic), cut off while
+// it is in the pod and brought back down. sysfs gives every device backed by hardware
+// (PCI, virtio, platform) a `device` link; veth, bridge, dummy, vlan, macvlan, bond and
+// tun have none.
+Result<void> check_exclusive_parent(const SysfsReader& sysfs, const LinkInfo& parent) {
+  const std::string device_link = "class/net/" + parent.name + "/device";
+  if (sysfs.exists(device_link)) return Ok();
+  const std::string what = parent.kind.empty() ? "a virtual device" : "a " + parent.kind;
+  return Error(ErrorCode::kInvalidConfig, "mode",
+               "\"exclusive\" moves a physical NIC or an SR-IOV VF into the pod, and the "
+               "parent " +
+                   parent.name + " is " + what + " (no " + sysfs.path(device_link) +
+                   "): nothing was changed")
+      .with_hint("use mode \"shared\" (a macvlan on " + parent.name +
+                 "), or name a physical NIC or VF");
+}
+
 struct AddPlan {
   ParentDevice parent;
   LinkInfo parent_link;
@@ -109,6 +128,9 @@ Result<AddPlan> plan_add(Invocation& inv, ParentDevice parent, const StateStore&
   plan.parent = std::move(parent);
   FABRIC_ASSIGN_OR_RETURN(plan.parent_link,
                           get_link(plan.parent.netdev).context("the parent device"));
+  if (conf.mode == Mode::kExclusive) {
+    FABRIC_TRY(check_exclusive_parent(inv.context.sysfs, plan.parent_link));
+  }
   if (conf.mtu && conf.mode == Mode::kShared && *conf.mtu > plan.parent_link.mtu) {
     return Error(ErrorCode::kInvalidConfig, "mtu",
                  std::to_string(*conf.mtu) + " is larger than the MTU of the parent " +

@@ -19,6 +19,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "probes/agent/agent_handshake.h"
+#include "probes/agent/delegation_guard.h"
 #include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
@@ -142,6 +143,11 @@ void AgentSession::abort() {
 Agent::Agent(AgentOptions options) : options_(std::move(options)) {
   if (options_.agent_text.empty()) options_.agent_text = first_line(version_text("fabric-probe"));
   if (options_.hostname.empty()) options_.hostname = host_name();
+  // Another agent checks with it that an agent answers here before it runs a test
+  // against this host (delegation_guard.h).
+  register_test(kPingTest, [](Channel& channel, const rapidjson::Value&) {
+    return channel.send(R"({"type":"result"})");
+  });
   // A delegated test runs its client side here: it costs this agent what the test costs.
   register_session_test(
       kRunTest,
@@ -428,8 +434,14 @@ Result<void> Agent::run_delegated(AgentSession& session, const rapidjson::Value&
   }
   FABRIC_ASSIGN_OR_RETURN(Endpoint target, parse_endpoint(peer, kDefaultAgentPort, "params.peer"));
   const Token* token = options_.token ? &*options_.token : nullptr;
+  auto verified = verify_agent_target(target, token, options_.handshake_timeout);
+  if (!verified.ok()) {
+    spdlog::warn("session from {} test=run: no test against {} for that client: {}", session.peer(),
+                 peer, verified.error().message());
+    return delegation_refused(options_.hostname, peer);
+  }
   FABRIC_ASSIGN_OR_RETURN(std::string report,
-                          runner->second(target.host, target.port, *inner, token)
+                          runner->second(verified->address, target.port, *inner, token)
                               .context("from " + options_.hostname + " to " + peer));
   while (!report.empty() && (report.back() == '\n' || report.back() == ' '))
     report.pop_back();

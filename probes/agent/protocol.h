@@ -41,6 +41,9 @@ Result<uint16_t> parse_agent_port(const std::optional<std::string>& flag);
 // to a running session (see AgentSession::accept_streams).
 inline constexpr const char* kRunTest = "run";
 inline constexpr const char* kAttachTest = "attach";
+// A session that only completes the handshake and ends with an empty result: how an agent
+// checks that another agent answers at a host:port before it runs a test against it.
+inline constexpr const char* kPingTest = "ping";
 
 // Wire error codes, beyond the names of ErrorCode (error_code_name()).
 inline constexpr const char* kErrorBusy = "busy";

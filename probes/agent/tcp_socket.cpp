@@ -182,6 +182,23 @@ std::string peer_address_text(int fd) {
   return address_text(reinterpret_cast<sockaddr*>(&ss), len);
 }
 
+std::string peer_host_text(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  std::string host;
+  uint16_t port = 0;
+  if (!split_address(reinterpret_cast<sockaddr*>(&ss), len, host, port)) return "";
+  // A link-local address means nothing without its interface; getaddrinfo() takes the
+  // interface's index after a '%'.
+  const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+  if (ss.ss_family == AF_INET6 && in6->sin6_scope_id != 0 &&
+      !IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+    host += "%" + std::to_string(in6->sin6_scope_id);
+  }
+  return host;
+}
+
 Result<UniqueFd> connect_tcp(const std::string& host, uint16_t port,
                              std::chrono::milliseconds timeout) {
   const std::string where = format_endpoint(host, port);

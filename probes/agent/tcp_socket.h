@@ -38,6 +38,9 @@ std::string host_text(const sockaddr* address, socklen_t length);
 // The local and remote address of a connected socket.
 std::string local_address_text(int fd);
 std::string peer_address_text(int fd);
+// The remote host of a connected socket as a numeric address that connect_tcp() reaches
+// again ("10.0.0.2", "fd00::2", "fe80::2%3"); "" when the socket has none.
+std::string peer_host_text(int fd);
 
 // Connects to every address `host` resolves to in turn until one answers, within
 // `timeout` in total. The socket returned is blocking. Errors: kNotFound when the name

@@ -1,6 +1,7 @@
-// Exclusive mode, the built fabric-cni driven as a runtime drives it: the NIC (a veth end
-// standing for it; cni_plugin_fixture.h) moves into the pod and back, with its MTU and
-// alias restored; DEL without a record moves only what this attachment moved; an ADD
+// Exclusive mode, the built fabric-cni driven as a runtime drives it: a veth is refused as
+// the NIC, and the NIC (a veth end standing for it, shown to the plugin with a hardware
+// NIC's sysfs `device` link; cni_plugin_fixture.h) moves into the pod and back, with its
+// MTU and alias restored; DEL without a record moves only what this attachment moved; an ADD
 // killed by the runtime's deadline is undone from the NIC's mark; ADD and DEL of one
 // container never leave an address in use released.
 //
@@ -23,6 +24,36 @@ namespace fabric::testing {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A veth is no NIC: moving its host end into the pod would cut the host's side of it off
+// and DEL would bring it back down. ADD refuses it before anything changes.
+TEST_F(CniExclusiveNetns, AVethParentIsRefusedAndLeftAsItWas) {
+  nic_stand_in_.clear(); // the plugin sees the real sysfs: the veth has no `device` link
+  run_ip({"-n", host_, "link", "set", nic_, "up"});
+  run_ip({"-n", host_, "addr", "add", "10.9.7.1/24", "dev", nic_});
+  auto before = link_in(host_, nic_);
+  ASSERT_TRUE(before);
+  const std::string pod = add_pod("pod");
+
+  CniReply add = call("ADD", "c1", pod, exclusive());
+  EXPECT_FALSE(add.ok());
+  EXPECT_EQ(add.code(), 7) << add.describe(); // invalid network configuration
+  EXPECT_TRUE(contains(add.msg(),
+                       "the parent " + nic_ + " is a veth (no /sys/class/net/" + nic_ + "/device)"))
+      << add.describe();
+  EXPECT_TRUE(contains(add.msg(), "moves a physical NIC or an SR-IOV VF")) << add.describe();
+
+  auto after = link_in(host_, nic_);
+  ASSERT_TRUE(after) << nic_ << " left the host";
+  EXPECT_EQ(after->ifindex, before->ifindex);
+  EXPECT_EQ(after->mac, before->mac);
+  EXPECT_TRUE(after->up);
+  EXPECT_EQ(after->mtu, before->mtu);
+  EXPECT_EQ(after->ipv4, std::vector<std::string>{"10.9.7.1/24"});
+  EXPECT_EQ(after->alias, before->alias);
+  EXPECT_EQ(link_names(pod_name("pod")), std::vector<std::string>{"lo"});
+  expect_no_attachment("c1", pod_name("pod"));
+}
 
 TEST_F(CniExclusiveNetns, TheDeviceMovesIntoThePodAndBackOnDel) {
   const std::string pod = add_pod("pod");

@@ -215,6 +215,8 @@ CniReply CniPluginNetns::call(const std::string& command, const std::string& con
   cc.args = args;
   cc.path = cni_path_;
   cc.config = c.str();
+  cc.nic_stand_in = nic_stand_in_;
+  cc.nic_stand_in_sysfs = nic_stand_in_sysfs_;
   return run(cc);
 }
 
@@ -330,6 +332,13 @@ void CniExclusiveNetns::SetUp() {
   ASSERT_TRUE(link);
   nic_mac_ = link->mac;
   host_links_ = link_names(host_);
+  // The netdev's sysfs directory as the plugin will see it: a `device` link to a folder
+  // that, like a virtio function, is no PCI address and has no RDMA device.
+  nic_stand_in_sysfs_ = dir_ + "/stand-in-sysfs";
+  fs::create_directories(dir_ + "/stand-in-device");
+  fs::create_directories(nic_stand_in_sysfs_);
+  fs::create_directory_symlink(dir_ + "/stand-in-device", nic_stand_in_sysfs_ + "/device");
+  nic_stand_in_ = nic_;
 }
 
 Conf CniExclusiveNetns::exclusive() const {

@@ -123,6 +123,8 @@ protected:
   std::string host_, parent_;
   std::string dir_, state_dir_, data_dir_;
   std::optional<CniRuntime> runtime_;
+  // CniCall::nic_stand_in and nic_stand_in_sysfs for every call(); empty: none.
+  std::string nic_stand_in_, nic_stand_in_sysfs_;
   std::vector<std::string> host_links_;
   std::string cni_path_ = "/usr/lib/cni";
 };
@@ -132,6 +134,8 @@ bool wait_until(const std::function<bool()>& done,
                 std::chrono::milliseconds limit = std::chrono::seconds(30));
 
 // Exclusive mode: a second veth end in the host namespace stands for the NIC that moves.
+// The plugin refuses a veth as an exclusive parent, so call() shows it a sysfs directory
+// for that veth with the `device` link of a hardware NIC (CniCall::nic_stand_in).
 class CniExclusiveNetns : public CniPluginNetns {
 protected:
   void SetUp() override;

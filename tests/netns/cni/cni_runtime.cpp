@@ -3,6 +3,8 @@
 #include "common/json.h"
 #include "common/subprocess.h"
 
+#include <vector>
+
 namespace fabric::testing {
 
 Result<rapidjson::Document> CniReply::json() const {
@@ -49,8 +51,25 @@ Result<CniReply> CniRuntime::run(const CniCall& call) const {
   options.environment = std::move(env);
   options.stdin_text = call.config;
   options.timeout = call.timeout;
-  FABRIC_ASSIGN_OR_RETURN(auto proc,
-                          run_subprocess({"ip", "netns", "exec", host_netns_, binary_}, options));
+  std::vector<std::string> argv = {"ip", "netns", "exec", host_netns_, binary_};
+  if (!call.nic_stand_in.empty()) {
+    // `ip netns exec` gives the command a mount namespace and a sysfs of the host
+    // namespace: the bind mount is the plugin's alone, and gone when it exits. After ADD
+    // has moved the NIC, DEL finds no such netdev on the host and sees sysfs as it is.
+    argv = {"ip",
+            "netns",
+            "exec",
+            host_netns_,
+            "sh",
+            "-c",
+            "if [ -e \"/sys/class/net/$1\" ]; then mount --bind \"$2\" \"/sys/class/net/$1\" "
+            "|| exit 97; fi; exec \"$3\"",
+            "sh",
+            call.nic_stand_in,
+            call.nic_stand_in_sysfs,
+            binary_};
+  }
+  FABRIC_ASSIGN_OR_RETURN(auto proc, run_subprocess(argv, options));
   CniReply reply;
   reply.exit_status = proc.exit_status;
   reply.stdout_text = std::move(proc.stdout_text);

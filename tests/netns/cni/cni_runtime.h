@@ -26,6 +26,13 @@ struct CniCall {
   std::string args; // CNI_ARGS
   std::string path = "/usr/lib/cni";
   std::string config; // stdin
+  // A veth standing in for a hardware NIC: when `nic_stand_in` is on the host at the
+  // start of the call, the plugin (and only it: a mount namespace of its own) sees the
+  // folder `nic_stand_in_sysfs` as that netdev's sysfs directory. The folder holds the
+  // `device` link every physical NIC or VF has and a veth lacks; the netns tier cannot
+  // make a PCI device. Empty: the real sysfs.
+  std::string nic_stand_in;
+  std::string nic_stand_in_sysfs;
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 

@@ -145,9 +145,15 @@ TEST_F(MeshNetns, UnreachableAgentIsAMissingCellNotAnAbort) {
   EXPECT_TRUE(test["matrix"][3][0].IsNull());
   // Pairs with host 4 on either side: 3 pairs, both cells of each.
   ASSERT_EQ(test["failures"].Size(), 6u);
-  std::string error = test["failures"][0]["error"].GetString();
-  EXPECT_NE(error.find("no fabric-probe agent listening on " + host_entry(4)), std::string::npos)
-      << error;
+  // The mesh client names what it found itself; an agent that was to test against host 4
+  // only says that no agent answered there (delegation_guard.h).
+  for (const auto& failure : test["failures"].GetArray()) {
+    std::string error = failure["error"].GetString();
+    EXPECT_TRUE(error.find("no fabric-probe agent listening on " + host_entry(4)) !=
+                    std::string::npos ||
+                error.find("none completed a handshake at " + host_entry(4)) != std::string::npos)
+        << error;
+  }
 }
 
 } // namespace
