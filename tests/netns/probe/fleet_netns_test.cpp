@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -44,9 +45,13 @@ int fleet_size() {
   return n >= 3 * kPerLeaf && n <= 512 && n % kPerLeaf == 0 ? n : 64;
 }
 
+// A link shaped to `rate`. The slow rate queues up to 2 s rather than 100 ms: eight streams
+// across one slow uplink overflow a short queue, and TCP's backoff after repeated drops
+// then starves a stream past the test's I/O timeout, a failed pair instead of a slow one.
 std::vector<std::string> tbf(const std::string& ns, const std::string& dev, const char* rate) {
+  const char* latency = std::string_view(rate) == kSlowRate ? "2s" : "100ms";
   return {"tc",  "-n",   ns,   "qdisc", "replace", "dev",     dev,    "root",
-          "tbf", "rate", rate, "burst", "4kb",     "latency", "100ms"};
+          "tbf", "rate", rate, "burst", "4kb",     "latency", latency};
 }
 
 class FleetSimulation : public ::testing::Test {
