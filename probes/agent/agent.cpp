@@ -441,7 +441,7 @@ Result<void> Agent::run_delegated(AgentSession& session, const rapidjson::Value&
     return delegation_refused(options_.hostname, peer);
   }
   FABRIC_ASSIGN_OR_RETURN(std::string report,
-                          runner->second(verified->address, target.port, *inner, token)
+                          runner->second(*verified, target.port, *inner, token)
                               .context("from " + options_.hostname + " to " + peer));
   while (!report.empty() && (report.back() == '\n' || report.back() == ' '))
     report.pop_back();

@@ -5,7 +5,7 @@
 
 namespace fabric::probes {
 
-Result<VerifiedTarget> verify_agent_target(const Endpoint& target, const Token* token,
+Result<std::string> verify_agent_target(const Endpoint& target, const Token* token,
                                            std::chrono::milliseconds timeout) {
   FABRIC_ASSIGN_OR_RETURN(
       Session session, connect_session(target.host, target.port, kPingTest, "{}", timeout, token));
@@ -16,7 +16,7 @@ Result<VerifiedTarget> verify_agent_target(const Endpoint& target, const Token* 
     return Error(ErrorCode::kSystem, "ping session with " + session.agent,
                  "the connected socket has no peer address");
   }
-  return VerifiedTarget{std::move(address), std::move(session.welcome.hostname)};
+  return address;
 }
 
 Error delegation_refused(std::string_view agent_hostname, std::string_view peer) {

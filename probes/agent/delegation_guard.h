@@ -21,15 +21,10 @@
 
 namespace fabric::probes {
 
-// The target of a delegated test once an agent has answered there.
-struct VerifiedTarget {
-  std::string address;  // the numeric address that answered ("10.0.0.2", "fe80::2%3")
-  std::string hostname; // the name the target agent gave in its welcome
-};
-
-// Opens and completes a "ping" session with the agent at `target`. The error says what
-// went wrong, for the agent's log only: it may describe a program that is not an agent.
-Result<VerifiedTarget> verify_agent_target(const Endpoint& target, const Token* token,
+// Opens and completes a "ping" session with the agent at `target`, and gives the numeric
+// address that answered ("10.0.0.2", "fe80::2%3"). The error says what went wrong, for the
+// agent's log only: it may describe a program that is not an agent.
+Result<std::string> verify_agent_target(const Endpoint& target, const Token* token,
                                            std::chrono::milliseconds timeout);
 
 // The one answer a client gets when verify_agent_target() failed, whatever the reason:
