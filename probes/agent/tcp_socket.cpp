@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "common/resolve.h"
 #include "common/units.h"
@@ -168,24 +170,33 @@ std::string host_text(const sockaddr* address, socklen_t length) {
   return host;
 }
 
-std::string local_address_text(int fd) {
+namespace {
+
+// A socket's own (getsockname) or remote (getpeername) address; nullopt when it has none.
+using SocketNameCall = int (*)(int, sockaddr*, socklen_t*);
+std::optional<std::pair<sockaddr_storage, socklen_t>> socket_name(int fd, SocketNameCall call) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  return address_text(reinterpret_cast<sockaddr*>(&ss), len);
+  if (call(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return std::nullopt;
+  return std::pair{ss, len};
+}
+
+} // namespace
+
+std::string local_address_text(int fd) {
+  auto name = socket_name(fd, ::getsockname);
+  return name ? address_text(reinterpret_cast<sockaddr*>(&name->first), name->second) : "?";
 }
 
 std::string peer_address_text(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  return address_text(reinterpret_cast<sockaddr*>(&ss), len);
+  auto name = socket_name(fd, ::getpeername);
+  return name ? address_text(reinterpret_cast<sockaddr*>(&name->first), name->second) : "?";
 }
 
 std::string peer_host_text(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  auto name = socket_name(fd, ::getpeername);
+  if (!name) return "";
+  auto& [ss, len] = *name;
   std::string host;
   uint16_t port = 0;
   if (!split_address(reinterpret_cast<sockaddr*>(&ss), len, host, port)) return "";
