@@ -127,6 +127,7 @@ TEST(DeployManifests, TheDaemonSetsHaveOnlyTheCapabilitiesAndMountsTheyNeed) {
   const std::map<std::string, std::set<std::string>> capabilities = {
       {"install-cni", {}},
       {"cni-installed", {}},
+      {"nccl-profiles-dir", {}},
       {"apply-pfc", {"NET_ADMIN"}},
       {"pfc-keeper", {"NET_ADMIN"}},
       {"exporter", {"NET_ADMIN", "NET_RAW"}},
