@@ -26,6 +26,37 @@ Result<void> NcclCollector::collect(MetricSink& sink) {
                           "processes' last flush interval");
 
   std::size_t left_out = 0;
+  auto comm_bytes = sink.counter(
+      "fabric_nccl_communicator_timed_bytes_total",
+      "Bytes of a communicator's timed NCCL operations, every collective and size, summed over "
+      "its ranks in the node's processes");
+  auto comm_busy = sink.counter(
+      "fabric_nccl_communicator_busy_seconds_total",
+      "GPU time a communicator spent in NCCL: the union of the intervals of all its timed "
+      "operations, every collective and size, grouped and overlapping ones counted once; "
+      "summed over its ranks in the node's processes");
+  auto comm_algbw = sink.gauge(
+      "fabric_nccl_communicator_algorithm_bandwidth_bytes_per_second",
+      "A communicator's timed bytes over its GPU time in NCCL, over the processes' last flush "
+      "interval");
+  // A communicator's own series first, as the reader serves them: one per communicator,
+  // the whole of its time, where its cells are up to one per collective and size.
+  for (const auto& communicator : snapshot->communicators) {
+    if (sink.room() < kNcclSamplesPerCommunicator) {
+      ++left_out;
+      continue;
+    }
+    const auto& l = communicator.labels;
+    const auto& v = communicator.values;
+    Labels labels = {{"comm", l.comm},
+                     {"nranks", std::to_string(l.nranks)},
+                     {"namespace", l.pod_namespace},
+                     {"pod", l.pod_name}};
+    comm_bytes.add(labels, static_cast<double>(v.timed_bytes));
+    comm_busy.add(labels, static_cast<double>(v.busy_ns) / 1e9);
+    if (v.algbw) comm_algbw.add(labels, *v.algbw);
+  }
+
   for (const auto& series : snapshot->series) {
     // Operations and bytes of one series are served together or not at all.
     if (sink.room() < kNcclSamplesPerSeries) {
@@ -45,6 +76,7 @@ Result<void> NcclCollector::collect(MetricSink& sink) {
     if (v.busbw) busbw.add(labels, *v.busbw);
     if (v.algbw) algbw.add(labels, *v.algbw);
   }
+
   sink.count_dropped(left_out + stats.series_dropped);
 
   auto processes =

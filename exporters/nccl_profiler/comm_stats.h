@@ -42,9 +42,11 @@ public:
   // On the thread that sees the operation's last kernel channel end. A cell's busy time is
   // the union of its operations' intervals: the work items of one grouped launch, which
   // the kernel stamps all with the batch's start and end, and operations that overlap,
-  // count their common time once. The union is built in the order operations complete
-  // (a high-water mark): an operation that completes after a later one is counted only
-  // past that one's end, which NCCL's in-order execution on a communicator makes rare.
+  // count their common time once. The communicator's busy time is the same union over
+  // all its operations, whatever their cell. The union is built in the order operations
+  // complete (a high-water mark): an operation that completes after a later one is
+  // counted only past that one's end, which NCCL's in-order execution on a communicator
+  // makes rare.
   void add_timed(Collective c, unsigned bucket, uint64_t bytes, const BusyInterval& interval);
 
   // The cells that counted anything, with "last_" fields measured against the previous
@@ -58,13 +60,18 @@ private:
     std::atomic<uint64_t> ops{0};
     std::atomic<uint64_t> bytes{0};
   };
-  struct TimedCell {
-    std::atomic<uint64_t> ops{0};
-    std::atomic<uint64_t> bytes{0};
+  // A union of intervals, built as they complete.
+  struct BusyUnion {
     std::atomic<uint64_t> busy_ns{0};
     // The latest end counted so far, per clock.
     std::atomic<uint64_t> covered_gpu{0};
     std::atomic<uint64_t> covered_cpu{0};
+    void add(const BusyInterval& interval);
+  };
+  struct TimedCell {
+    std::atomic<uint64_t> ops{0};
+    std::atomic<uint64_t> bytes{0};
+    BusyUnion busy;
   };
   struct Previous {
     uint64_t timed_bytes = 0;
@@ -77,6 +84,9 @@ private:
   Table<EnqueuedCell> enqueued_;
   Table<TimedCell> timed_;
   Table<Previous> previous_;
+  std::atomic<uint64_t> comm_timed_bytes_{0};
+  BusyUnion comm_busy_;
+  Previous comm_previous_;
 };
 
 } // namespace fabric::nccl_profiler

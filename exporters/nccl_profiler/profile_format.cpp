@@ -1,9 +1,11 @@
 #include "exporters/nccl_profiler/profile_format.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "exporters/nccl_profiler/numbers.h"
@@ -46,6 +48,14 @@ constexpr std::array<std::pair<std::string_view, uint64_t ProfileCell::*>, 7> kC
     {"busy_ns", &ProfileCell::busy_ns},
     {"last_timed_bytes", &ProfileCell::last_timed_bytes},
     {"last_busy_ns", &ProfileCell::last_busy_ns},
+}};
+
+// The communicator's counters on its "comm" line, all of them or none.
+constexpr std::array<std::pair<std::string_view, uint64_t CommBusy::*>, 4> kCommCounters = {{
+    {"timed_bytes", &CommBusy::timed_bytes},
+    {"busy_ns", &CommBusy::busy_ns},
+    {"last_timed_bytes", &CommBusy::last_timed_bytes},
+    {"last_busy_ns", &CommBusy::last_busy_ns},
 }};
 
 // One line's space-separated tokens, without allocating.
@@ -144,9 +154,18 @@ Result<void> Parser::comm_line(std::size_t line, Tokens& tokens) {
   if (hash.size() != 16) return error(line, "comm: the hash is not 16 hex digits");
   FABRIC_ASSIGN_OR_RETURN(comm.hash, number<uint64_t>(line, "comm", hash, 16));
   bool has_nranks = false, has_rank = false;
+  CommBusy busy;
+  std::array<bool, kCommCounters.size()> busy_seen{};
   for (std::string_view key = tokens.next(); !key.empty(); key = tokens.next()) {
     std::string_view value = tokens.next();
-    if (key == "nranks") {
+    auto counter =
+        std::ranges::find(kCommCounters, key, &decltype(kCommCounters)::value_type::first);
+    if (counter != kCommCounters.end()) {
+      auto i = static_cast<std::size_t>(counter - kCommCounters.begin());
+      if (busy_seen[i]) return error(line, std::string(key) + ": repeated");
+      FABRIC_ASSIGN_OR_RETURN(busy.*counter->second, number<uint64_t>(line, key, value));
+      busy_seen[i] = true;
+    } else if (key == "nranks") {
       FABRIC_ASSIGN_OR_RETURN(comm.nranks, number<int>(line, key, value));
       has_nranks = true;
     } else if (key == "rank") {
@@ -159,6 +178,13 @@ Result<void> Parser::comm_line(std::size_t line, Tokens& tokens) {
     }
   }
   if (!has_nranks || !has_rank) return error(line, "comm: nranks and rank are required");
+  if (std::ranges::any_of(busy_seen, std::identity{})) {
+    for (std::size_t i = 0; i < kCommCounters.size(); ++i) {
+      if (!busy_seen[i])
+        return error(line, "comm: " + std::string(kCommCounters[i].first) + " is missing");
+    }
+    comm.busy = busy;
+  }
   // nranks 0: not known (profiler ABI v1 to v3 never says).
   if (comm.nranks < 0 || comm.rank < 0 || (comm.nranks > 0 && comm.rank >= comm.nranks)) {
     return error(line, "comm: rank " + std::to_string(comm.rank) + " of " +
@@ -318,6 +344,10 @@ std::string render_profile(const ProcessProfile& p) {
     append_field(out, "nranks", static_cast<uint64_t>(comm.nranks));
     append_field(out, "rank", static_cast<uint64_t>(comm.rank));
     append_field(out, "nnodes", static_cast<uint64_t>(comm.nnodes));
+    if (comm.busy) {
+      for (const auto& [key, member] : kCommCounters)
+        append_field(out, key, (*comm.busy).*member);
+    }
     out += '\n';
     for (const auto& cell : comm.cells) {
       out += "cell ";

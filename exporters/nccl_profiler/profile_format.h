@@ -14,17 +14,19 @@
 //   abi ncclProfiler_v5
 //   events_dropped 0
 //   events_abandoned 0
-//   comm 9f86d081884c7d65 nranks 16 rank 3 nnodes 2
+//   comm 9f86d081884c7d65 nranks 16 rank 3 nnodes 2 timed_bytes 1258291200 busy_ns ...
 //   cell all_reduce 1048576 ops 1200 bytes 1258291200 timed_ops 1200 ... busbw_gbps 25.53
 //   end
 //
 // Every counter is cumulative over the process's life; "last_" fields cover the interval
 // between the two most recent writes. A reader ignores keys it does not know (fields may
 // be added within a version) and refuses a file of another version, a file without its
-// "end" line, and anything over its limits.
+// "end" line, and anything over its limits. The communicator's own counters on its "comm"
+// line were added within version 1: a file without them is whole, and says nothing of them.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,12 +57,24 @@ struct ProfileCell {
   uint64_t last_busy_ns = 0;
 };
 
+// A communicator's time on the GPU in NCCL: the union of the intervals of all its timed
+// operations, whatever their collective and size, so that a group of an all-reduce and an
+// all-gather, or a send and a receive, counts the group's time once. Its bytes are the
+// same operations' (the sum of its cells' timed_bytes).
+struct CommBusy {
+  uint64_t timed_bytes = 0;
+  uint64_t busy_ns = 0;
+  uint64_t last_timed_bytes = 0;
+  uint64_t last_busy_ns = 0;
+};
+
 struct CommProfile {
   uint64_t hash = 0; // NCCL's commHash: the same on every rank of the communicator
   int nranks = 0;    // 0: not known (NCCL 2.23 to 2.26 do not tell a profiler)
   int rank = 0;
   int nnodes = 0;
   std::vector<ProfileCell> cells;
+  std::optional<CommBusy> busy; // none in files of plugins that did not write it
 };
 
 struct ProcessProfile {

@@ -168,6 +168,16 @@ void ProfileReader::contribute(const FileState& file, bool alive, Contributions&
       labels.pod_namespace = file.pod->pod_namespace;
       labels.pod_name = file.pod->pod_name;
     }
+    if (comm.busy) {
+      // The communicator's own series: no collective, no size.
+      Contribution& c = into[labels];
+      c.counters.timed_bytes = saturating_add(c.counters.timed_bytes, comm.busy->timed_bytes);
+      c.counters.busy_ns = saturating_add(c.counters.busy_ns, comm.busy->busy_ns);
+      if (alive) {
+        c.last_timed_bytes = saturating_add(c.last_timed_bytes, comm.busy->last_timed_bytes);
+        c.last_busy_ns = saturating_add(c.last_busy_ns, comm.busy->last_busy_ns);
+      }
+    }
     for (const auto& cell : comm.cells) {
       labels.collective = std::string(collective_name(cell.collective));
       labels.size_bytes = cell.size_bytes;
@@ -215,9 +225,8 @@ ProfileReader::WriterKey ProfileReader::writer_of(const FileState& file) const {
   return "uid:" + std::to_string(file.owner);
 }
 
-std::vector<Series> ProfileReader::to_series(const std::map<std::string, Contributions>& now,
-                                             const std::map<std::string, WriterKey>& writers,
-                                             ReaderStats& stats) {
+void ProfileReader::to_series(const std::map<std::string, Contributions>& now,
+                              const std::map<std::string, WriterKey>& writers, Snapshot& snapshot) {
   Contributions totals;
   std::map<SeriesLabels, const WriterKey*> first_writer;
   for (const auto& [name, contributions] : now) {
@@ -253,10 +262,9 @@ std::vector<Series> ProfileReader::to_series(const std::map<std::string, Contrib
     ++taken;
     served_.emplace(labels, writer);
   }
-  std::vector<Series> series;
   for (const auto& [labels, total] : totals) {
     if (!served_.contains(labels)) {
-      ++stats.series_dropped;
+      ++snapshot.stats.series_dropped;
       continue;
     }
     const Counters& carried = series_[labels].carried;
@@ -272,9 +280,8 @@ std::vector<Series> ProfileReader::to_series(const std::map<std::string, Contrib
       auto factor = collective ? bus_factor(*collective, labels.nranks) : std::nullopt;
       if (factor) v.busbw = *v.algbw * *factor;
     }
-    series.push_back({labels, v});
+    (labels.collective.empty() ? snapshot.communicators : snapshot.series).push_back({labels, v});
   }
-  return series;
 }
 
 void ProfileReader::remove(const std::string& name) {
@@ -354,7 +361,7 @@ Result<Snapshot> ProfileReader::read(std::chrono::system_clock::time_point now) 
     remove(name);
   carry_over(contributions);
   previous_ = contributions;
-  snapshot.series = to_series(contributions, writers, stats);
+  to_series(contributions, writers, snapshot);
   stats.refused = refused_;
   stats.files_malformed_total = refused_[static_cast<std::size_t>(Refusal::kMalformed)];
   for (std::size_t i = 0; i < kRefusalCount; ++i) {

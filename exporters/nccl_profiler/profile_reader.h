@@ -1,6 +1,7 @@
 // The exporter's side of the plugin's files: reads the directory the plugins of a node
 // write into and turns it into a bounded set of series, one per collective, communicator,
-// size bucket and pod, whose counters never go backwards while the series exists.
+// size bucket and pod, and one per communicator and pod for the communicator's own time,
+// whose counters never go backwards while the series exists.
 //
 // The directory is shared with every pod that mounts it, so each file is hostile: a
 // bounded number of names is listed, each file is opened without following links, must
@@ -73,10 +74,13 @@ inline constexpr std::size_t kRefusalCount = 8;
 std::string_view refusal_name(Refusal refusal);
 
 struct SeriesLabels {
-  std::string collective; // "all_reduce", ..., "send", "recv", "other"
-  std::string comm;       // the communicator's hash, first 8 hex digits
+  // "all_reduce", ..., "send", "recv", "other"; empty in a communicator's series
+  // (Snapshot::communicators), which covers all its operations.
+  std::string collective;
+  std::string comm; // the communicator's hash, first 8 hex digits
   int nranks = 0;
-  uint64_t size_bytes = 0;   // the size bucket's lower bound: 0 or a power of two
+  uint64_t size_bytes = 0;   // the size bucket's lower bound: 0 or a power of two; 0 for a
+                             // communicator's series
   std::string pod_namespace; // empty outside a pod, or when the pod cannot be named
   std::string pod_name;
   auto operator<=>(const SeriesLabels&) const = default;
@@ -116,6 +120,13 @@ struct ReaderStats {
 
 struct Snapshot {
   std::vector<Series> series; // sorted by labels
+  // Per communicator and pod, from the processes whose plugin writes the communicator's
+  // own time (CommBusy): timed_bytes, busy_ns (the union over all its operations, summed
+  // over its ranks in those processes) and algbw; the other values are 0. Each takes a
+  // place in max_series and in its writer's share, as a series does; having no collective,
+  // they sort first, so where places run out a communicator's whole is served before its
+  // cells.
+  std::vector<Series> communicators;
   ReaderStats stats;
 };
 
@@ -170,9 +181,8 @@ private:
   WriterKey writer_of(const FileState& file) const;
   void contribute(const FileState& file, bool alive, Contributions& into) const;
   void carry_over(const std::map<std::string, Contributions>& now);
-  std::vector<Series> to_series(const std::map<std::string, Contributions>& now,
-                                const std::map<std::string, WriterKey>& writers,
-                                ReaderStats& stats);
+  void to_series(const std::map<std::string, Contributions>& now,
+                 const std::map<std::string, WriterKey>& writers, Snapshot& snapshot);
   void remove(const std::string& name);
 
   ReaderOptions options_;

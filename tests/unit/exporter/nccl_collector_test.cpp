@@ -41,7 +41,8 @@ protected:
   }
 
   // A process of the initial pid namespace with one communicator, all-reduces of 1 MiB
-  // (each 100 us) and `sizes` other sizes of all-gather.
+  // (each 100 us) and `sizes` other sizes of all-gather. The communicator's own time is
+  // 80 us an all-reduce: each overlapped the next by 20 us.
   std::string write(int64_t pid, uint64_t comm, uint64_t ops, int sizes = 0,
                     std::chrono::seconds age = std::chrono::seconds(1)) {
     ProcessProfile p;
@@ -51,13 +52,14 @@ protected:
     p.interval_ms = 10000;
     p.sequence = 1;
     p.abi = "ncclProfiler_v5";
-    nccl_profiler::CommProfile c{comm, 8, 0, 2, {}};
+    nccl_profiler::CommProfile c{comm, 8, 0, 2, {}, {}};
     c.cells.push_back({Collective::kAllReduce, 1 << 20, ops, ops << 20, ops, ops << 20,
                        ops * 100000, (ops / 10) << 20, ops / 10 * 100000});
     for (int s = 0; s < sizes; ++s) {
       uint64_t size = uint64_t{1} << (s % 40);
       c.cells.push_back({Collective::kAllGather, size, 1, size, 1, size, 1000, 0, 0});
     }
+    c.busy = nccl_profiler::CommBusy{ops << 20, ops * 80000, (ops / 10) << 20, ops / 10 * 80000};
     p.comms.push_back(c);
     std::string name = nccl_profiler::profile_file_name(p.pid, p.pid_ns, p.start_ticks);
     write_text(dir_.file(name), nccl_profiler::render_profile(p));
@@ -123,6 +125,18 @@ TEST_F(NcclCollectorTest, ServesLiveProcessesSkipsTheMalformedAndAgesOutTheExite
   EXPECT_NEAR(value(families, "fabric_nccl_bus_bandwidth_bytes_per_second", "comm", "aaaa0000"),
               algbw * 2 * 7 / 8, 1);
 
+  // The communicator's own time: overlap counted once, so more bytes per busy second than
+  // its all-reduces' series say.
+  EXPECT_EQ(value(families, "fabric_nccl_communicator_timed_bytes_total", "comm", "aaaa0000"),
+            100.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(
+      value(families, "fabric_nccl_communicator_busy_seconds_total", "comm", "aaaa0000"),
+      100 * 80000 / 1e9);
+  EXPECT_NEAR(value(families, "fabric_nccl_communicator_algorithm_bandwidth_bytes_per_second",
+                    "comm", "aaaa0000"),
+              (1 << 20) / 80e-6, 1);
+  EXPECT_EQ(value(families, "fabric_nccl_communicator_busy_seconds_total", "comm", "cccc0000"), -1);
+
   // What Prometheus would scrape is clean for promtool.
   auto r = run_subprocess({"promtool", "check", "metrics"}, {.stdin_text = render_text(families),
                                                              .environment = {},
@@ -136,20 +150,25 @@ TEST_F(NcclCollectorTest, ManySizesAndCommunicatorsStayWithinTheBudget) {
     proc_.add(pid, kInitialPidNamespace, pid, 100 + pid);
     write(pid, 0x1000000000000000 + (uint64_t(pid) << 32), 10, 40);
   }
-  const std::size_t budget = 120;
-  NcclCollector collector(options(budget / kNcclSamplesPerSeries));
+  // Room for the 20 communicators' own series, and 40 of their 820 cells.
+  const std::size_t budget = 20 * kNcclSamplesPerCommunicator + 40 * kNcclSamplesPerSeries;
+  NcclCollector collector(options(60));
   MetricSink sink(budget);
   ASSERT_TRUE(collector.collect(sink).ok());
   EXPECT_LE(sink.series(), budget);
   EXPECT_GT(sink.dropped(), 0u) << "20 processes x 41 series cannot all fit";
   auto families = sink.take();
-  std::size_t operations = 0, bytes = 0;
+  std::size_t operations = 0, bytes = 0, comm_bytes = 0, comm_busy = 0;
   for (const auto& f : families) {
     if (f.name == "fabric_nccl_operations_total") operations = f.metric.size();
     if (f.name == "fabric_nccl_bytes_total") bytes = f.metric.size();
+    if (f.name == "fabric_nccl_communicator_timed_bytes_total") comm_bytes = f.metric.size();
+    if (f.name == "fabric_nccl_communicator_busy_seconds_total") comm_busy = f.metric.size();
   }
-  EXPECT_GT(operations, 0u);
+  EXPECT_EQ(operations, 40u);
   EXPECT_EQ(operations, bytes) << "a series' operations and bytes are served together";
+  EXPECT_EQ(comm_busy, 20u) << "every communicator's whole is served before cells";
+  EXPECT_EQ(comm_bytes, comm_busy) << "a communicator's bytes and time are served together";
 }
 
 } // namespace

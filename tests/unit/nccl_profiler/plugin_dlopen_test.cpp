@@ -272,10 +272,44 @@ TEST_F(PluginTest, EveryCollectiveTypeAndCountAsNccl228CallsIt) {
     EXPECT_EQ(c->timed_ops, 1u) << label;
     EXPECT_EQ(c->busy_ns, 100000u) << label;
   }
+  // One after the other, the communicator was busy 10 x 100 us, with all their bytes.
+  ASSERT_TRUE(world->busy.has_value());
+  EXPECT_EQ(world->busy->busy_ns, 1000000u);
+  uint64_t timed_bytes = 0;
+  for (const auto& c : world->cells)
+    timed_bytes += c.timed_bytes;
+  EXPECT_EQ(world->busy->timed_bytes, timed_bytes);
   // The file says the bandwidths as nccl-tests would: 2 MiB in 200 us is 10.49 GB/s, and
   // an all_reduce over 4 ranks moves 2*3/4 of that over the bus.
   std::string text = render_profile(profile);
   EXPECT_NE(text.find("algbw_gbps 10.49 busbw_gbps 15.73\n"), std::string::npos) << text;
+}
+
+// A group of an all-reduce and a send, launched together as NCCL 2.28 enqueues a group
+// (both Coll/P2p starts first), their channels stamped with the batch's 1-5 us, then an
+// all-gather that overlaps the batch's last microsecond (4-7 us). Each cell has its own
+// time (4 + 4 + 3 us); the communicator's line counts the 6 us it was busy.
+TEST_F(PluginTest, ACommunicatorsLineCountsItsGroupsOnce) {
+  constexpr uint64_t kHash = 0x67f0a9000000000a;
+  auto nccl = init_v5(kHash, 4, 0);
+  void* all_reduce = nccl.launch(false, "AllReduce", "ncclFloat32", 1024, 1);
+  void* send = nccl.launch(true, "Send", "ncclFloat32", 1024, 1);
+  nccl.run_channels(all_reduce, 1, 1000, 4000);
+  nccl.run_channels(send, 1, 1000, 4000);
+  void* all_gather = nccl.launch(false, "AllGather", "ncclFloat32", 256, 1);
+  nccl.run_channels(all_gather, 1, 4000, 3000);
+  nccl.finalize();
+
+  ProcessProfile profile = read_profile();
+  const CommProfile* c = comm(profile, kHash);
+  ASSERT_NE(c, nullptr);
+  uint64_t cells_busy = 0;
+  for (const auto& cell : c->cells)
+    cells_busy += cell.busy_ns;
+  EXPECT_EQ(cells_busy, 11000u);
+  ASSERT_TRUE(c->busy.has_value());
+  EXPECT_EQ(c->busy->busy_ns, 6000u);
+  EXPECT_EQ(c->busy->timed_bytes, 3u * 4096);
 }
 
 TEST_F(PluginTest, ThreadsOfSeveralCommunicatorsAtOnce) {

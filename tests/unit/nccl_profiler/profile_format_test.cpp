@@ -18,11 +18,14 @@ ProcessProfile sample() {
   p.abi = "ncclProfiler_v5";
   p.events_dropped = 2;
   p.events_abandoned = 1;
-  CommProfile world{0x9f86d081884c7d65, 16, 3, 2, {}};
+  CommProfile world{0x9f86d081884c7d65, 16, 3, 2, {}, {}};
   world.cells.push_back({Collective::kAllReduce, 1 << 20, 1200, 1258291200, 1199, 1257242624,
                          913000000, 104857600, 7700000});
   world.cells.push_back({Collective::kAllGather, 0, 4, 0, 4, 0, 1000, 0, 0});
-  CommProfile pair{0x0123456789abcdef, 2, 0, 1, {}};
+  // The two cells overlapped for 1000 ns: the communicator was busy that much less.
+  world.busy = CommBusy{1257242624, 912000000, 104857600, 7700000};
+  // As a plugin that does not write the communicator's own time: no such keys.
+  CommProfile pair{0x0123456789abcdef, 2, 0, 1, {}, {}};
   pair.cells.push_back({Collective::kSend, 8, 10, 80, 10, 80, 5000, 8, 500});
   p.comms = {world, pair};
   return p;
@@ -44,6 +47,13 @@ void expect_same(const ProcessProfile& a, const ProcessProfile& b) {
     EXPECT_EQ(a.comms[i].nranks, b.comms[i].nranks);
     EXPECT_EQ(a.comms[i].rank, b.comms[i].rank);
     EXPECT_EQ(a.comms[i].nnodes, b.comms[i].nnodes);
+    ASSERT_EQ(a.comms[i].busy.has_value(), b.comms[i].busy.has_value());
+    if (a.comms[i].busy) {
+      EXPECT_EQ(a.comms[i].busy->timed_bytes, b.comms[i].busy->timed_bytes);
+      EXPECT_EQ(a.comms[i].busy->busy_ns, b.comms[i].busy->busy_ns);
+      EXPECT_EQ(a.comms[i].busy->last_timed_bytes, b.comms[i].busy->last_timed_bytes);
+      EXPECT_EQ(a.comms[i].busy->last_busy_ns, b.comms[i].busy->last_busy_ns);
+    }
     ASSERT_EQ(a.comms[i].cells.size(), b.comms[i].cells.size());
     for (std::size_t j = 0; j < a.comms[i].cells.size(); ++j) {
       const auto& x = a.comms[i].cells[j];
@@ -83,7 +93,11 @@ TEST(ProfileFormat, SeveralRanksOfOneCommunicatorInOneProcess) {
 TEST(ProfileFormat, ReadsLikeTheReadme) {
   std::string text = render_profile(sample());
   EXPECT_TRUE(text.starts_with("fabric-nccl-profile 1\npid 4242\npid_ns 4026532198\n")) << text;
-  EXPECT_NE(text.find("\ncomm 9f86d081884c7d65 nranks 16 rank 3 nnodes 2\n"), std::string::npos);
+  EXPECT_NE(text.find("\ncomm 9f86d081884c7d65 nranks 16 rank 3 nnodes 2 timed_bytes 1257242624 "
+                      "busy_ns 912000000 last_timed_bytes 104857600 last_busy_ns 7700000\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\ncomm 0123456789abcdef nranks 2 rank 0 nnodes 1\n"), std::string::npos);
   // The last interval: 104857600 bytes in 7.7 ms is 13.62 GB/s, times 2*15/16 for busbw.
   EXPECT_NE(text.find("cell all_reduce 1048576 ops 1200 bytes 1258291200 timed_ops 1199 "
                       "timed_bytes 1257242624 busy_ns 913000000 last_timed_bytes 104857600 "
@@ -95,6 +109,20 @@ TEST(ProfileFormat, ReadsLikeTheReadme) {
                       "last_timed_bytes 0 last_busy_ns 0\n"),
             std::string::npos);
   EXPECT_TRUE(text.ends_with("\nend\n"));
+}
+
+// The communicator's own counters came within version 1: a file of a plugin that does not
+// write them is whole, and says nothing of the communicator's time (not that it was 0).
+TEST(ProfileFormat, ACommunicatorWithoutItsOwnTimeIsWhole) {
+  std::string text = render_profile(sample());
+  text = text.substr(0, text.find(" timed_bytes 1257242624 busy_ns 912000000")) +
+         text.substr(text.find("\n", text.find("\ncomm 9f86d081884c7d65") + 1));
+  auto parsed = parse_profile(text, "older");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message() << "\n" << text;
+  ASSERT_EQ(parsed->comms.size(), 2u);
+  EXPECT_FALSE(parsed->comms[0].busy.has_value());
+  EXPECT_EQ(parsed->comms[0].cells.size(), 2u);
+  EXPECT_FALSE(parsed->comms[1].busy.has_value());
 }
 
 TEST(ProfileFormat, FileNameNamesTheProcess) {
@@ -146,12 +174,17 @@ TEST(ProfileFormat, RefusesWhatIsNotAProfile) {
       {"short hash", replaced(good, "comm 9f86d081884c7d65", "comm 9f86"), "16 hex digits"},
       {"rank out of range", replaced(good, "nranks 16 rank 3", "nranks 16 rank 16"),
        "rank 16 of 16"},
-      {"negative node count", replaced(good, "rank 3 nnodes 2", "rank 3 nnodes -1"),
-       "nnodes -1"},
+      {"negative node count", replaced(good, "rank 3 nnodes 2", "rank 3 nnodes -1"), "nnodes -1"},
       {"repeated comm and rank",
        replaced(good, "comm 0123456789abcdef nranks 2 rank 0",
                 "comm 9f86d081884c7d65 nranks 16 rank 3"),
        "rank 3: repeated"},
+      {"comm time in part", replaced(good, " last_busy_ns 7700000\n", "\n"),
+       "comm: last_busy_ns is missing"},
+      {"comm time repeated", replaced(good, " busy_ns 912000000", " busy_ns 1 busy_ns 2"),
+       "busy_ns: repeated"},
+      {"comm time negative", replaced(good, " busy_ns 912000000", " busy_ns -1"),
+       "busy_ns: not a number"},
       {"unknown collective", replaced(good, "cell send", "cell scan"), "unknown collective"},
       {"odd size", replaced(good, "cell send 8 ", "cell send 9 "), "not 0 or a power of two"},
       {"missing field", replaced(good, " last_busy_ns 500", ""), "last_busy_ns is missing"},

@@ -116,15 +116,16 @@ protected:
     proc_.add(1002, kPodA, 2, 510, cgroup_of(kUidA));
     proc_.add(2001, kPodB, 1, 520, cgroup_of(kUidB));
     proc_.add(3001, kInitialPidNamespace, 3001, 530);
-    write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+    write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}}));
     write(process(2, kPodA, 510,
                   {{kWorld,
                     16,
                     1,
                     2,
-                    {all_reduce_1m(100), {Collective::kSend, 8, 5, 40, 5, 40, 500, 0, 0}}}}));
-    write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}));
-    write(process(3001, kInitialPidNamespace, 530, {{kLocal, 2, 0, 1, {all_reduce_1m(10)}}}));
+                    {all_reduce_1m(100), {Collective::kSend, 8, 5, 40, 5, 40, 500, 0, 0}},
+                    {}}}));
+    write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}, {}}}));
+    write(process(3001, kInitialPidNamespace, 530, {{kLocal, 2, 0, 1, {all_reduce_1m(10)}, {}}}));
   }
 
   testing::TempDir dir_, proc_dir_, logs_;
@@ -187,7 +188,7 @@ TEST_F(ReaderTest, ProcessesAreFoundWithoutReadingTheirNamespace) {
   proc_.add(2502, 4026532556, 1, 520, cgroup_of(kUidA));
   proc_.hide_namespace(2502);
   constexpr uint64_t kAmbiguous = 0x7777000000000007;
-  write(process(1, 4026532777, 520, {{kAmbiguous, 2, 0, 1, {all_reduce_1m(7)}}}));
+  write(process(1, 4026532777, 520, {{kAmbiguous, 2, 0, 1, {all_reduce_1m(7)}, {}}}));
   s = read(reader);
   for (std::string_view pod : {"", "trainer-0", "trainer-1"})
     EXPECT_EQ(find(s, "all_reduce", kAmbiguous, 1 << 20, pod), nullptr) << pod;
@@ -196,9 +197,9 @@ TEST_F(ReaderTest, ProcessesAreFoundWithoutReadingTheirNamespace) {
 
 TEST_F(ReaderTest, SeveralRanksOfOneProcessAddUp) {
   proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
-  write(
-      process(1, kPodA, 500,
-              {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}, {kWorld, 16, 1, 2, {all_reduce_1m(50)}}}));
+  write(process(
+      1, kPodA, 500,
+      {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}, {kWorld, 16, 1, 2, {all_reduce_1m(50)}, {}}}));
   ProfileReader reader(options());
   Snapshot s = read(reader);
   EXPECT_EQ(s.stats.files_malformed_total, 0u);
@@ -271,19 +272,19 @@ TEST_F(ReaderTest, CountersGrowAcrossRewritesAndNeverGoBack) {
   ProfileReader reader(options());
   read(reader);
   // The live rank goes on: its next file has more.
-  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(150)}}}));
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(150)}, {}}}));
   Snapshot s = read(reader);
   EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-0")->values.operations, 250u);
   // A file whose counters went back (not something the plugin writes) cannot take the
   // series back either.
-  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(20)}}}), seconds(2));
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(20)}, {}}}), seconds(2));
   s = read(reader);
   EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-0")->values.operations, 250u);
 }
 
 TEST_F(ReaderTest, AReusedPidIsAnotherProcess) {
   proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
-  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}}));
   ProfileReader reader(options());
   read(reader);
   // It exits, and pid 1 of that namespace is a later process of another pod.
@@ -298,7 +299,7 @@ TEST_F(ReaderTest, AReusedPidIsAnotherProcess) {
 // A file can only be believed for a process this reader has seen running: otherwise
 // anyone could write the counters of a process that never was, and keep them fresh.
 TEST_F(ReaderTest, AFileOfAProcessThatIsNotRunningIsNotBelieved) {
-  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}}));
   ProfileReader reader(options());
   Snapshot s = read(reader);
   EXPECT_TRUE(s.series.empty());
@@ -306,16 +307,16 @@ TEST_F(ReaderTest, AFileOfAProcessThatIsNotRunningIsNotBelieved) {
   // A process that ran and exited: its last write, at its exit, is read after it is gone
   // and believed, since the file was bound while it ran and is still its uid's.
   proc_.add(1002, kPodA, 2, 510, cgroup_of(kUidA));
-  std::string name = write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(10)}}}));
+  std::string name = write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(10)}, {}}}));
   read(reader);
   proc_.remove(1002);
-  write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(12)}}}));
+  write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(12)}, {}}}));
   s = read(reader, seconds(2));
   ASSERT_EQ(s.series.size(), 1u);
   EXPECT_EQ(s.series[0].values.operations, 12u);
   if (::geteuid() != 0) return; // the rest needs a file of another owner (chown)
   // Another uid's content under its name after it exited is not.
-  write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(999999)}}}));
+  write(process(2, kPodA, 510, {{kWorld, 16, 1, 2, {all_reduce_1m(999999)}, {}}}));
   ASSERT_EQ(::lchown(dir_.file(name).c_str(), 4242, 4242), 0);
   s = read(reader, seconds(3));
   EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOwnerMismatch)], 1u);
@@ -329,7 +330,7 @@ TEST_F(ReaderTest, AFileOfAProcessThatIsNotRunningIsNotBelieved) {
 TEST_F(ReaderTest, AFileNotOwnedByItsProcessIsNotBelieved) {
   const uint32_t other = ::geteuid() + 1000;
   proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA), other);
-  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}}));
   ProfileReader reader(options());
   Snapshot s = read(reader);
   EXPECT_TRUE(s.series.empty());
@@ -338,16 +339,16 @@ TEST_F(ReaderTest, AFileNotOwnedByItsProcessIsNotBelieved) {
   // The victim writes its own file (its uid is now this test's); then an impostor of
   // another uid replaces it with inflated counters, and the victim writes again.
   proc_.add(1002, kPodB, 1, 520, cgroup_of(kUidB));
-  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}));
+  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}, {}}}));
   read(reader);
   proc_.add(1002, kPodB, 1, 520, cgroup_of(kUidB), other);
-  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(1000000)}}}));
+  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(1000000)}, {}}}));
   s = read(reader);
   EXPECT_EQ(s.stats.refused[static_cast<std::size_t>(Refusal::kOwnerMismatch)], 2u);
   ASSERT_NE(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1"), nullptr);
   EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1")->values.operations, 300u);
   proc_.add(1002, kPodB, 1, 520, cgroup_of(kUidB));
-  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(310)}}}), seconds(0));
+  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(310)}, {}}}), seconds(0));
   s = read(reader);
   EXPECT_EQ(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1")->values.operations, 310u)
       << "the impostor's counters were carried into the series";
@@ -357,7 +358,7 @@ TEST_F(ReaderTest, AFileNotOwnedByItsProcessIsNotBelieved) {
 // process served for ever.
 TEST_F(ReaderTest, AFutureModificationTimeDoesNotKeepAFileYoung) {
   proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
-  std::string name = write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}));
+  std::string name = write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}}));
   ProfileReader reader(options());
   read(reader);
   proc_.remove(1001);
@@ -409,8 +410,8 @@ TEST_F(ReaderTest, OutOfSightProcessesAgeByTheirFile) {
   // A reader in a pid namespace of its own sees no other process: a file's age says
   // whether its writer still runs (three missed 10 s flushes: exited).
   testing::FakeProc own(proc_dir_.path(), 4026532999);
-  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}}), seconds(5));
-  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}), seconds(31));
+  write(process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}}), seconds(5));
+  write(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}, {}}}), seconds(31));
   ProfileReader reader(options());
   Snapshot s = read(reader);
   EXPECT_EQ(s.stats.processes_alive, 1u);
@@ -434,7 +435,7 @@ TEST_F(ReaderTest, HostileEntriesAreRefusedWithoutHarm) {
   testing::write_text(dir_.file("nccl-1-2-6.prof"), std::string(5 << 20, 'x'));
   testing::write_text(
       dir_.file("nccl-1-2-7.prof"),
-      render_profile(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(999)}}})));
+      render_profile(process(1, kPodB, 520, {{kWorld, 16, 2, 2, {all_reduce_1m(999)}, {}}})));
   testing::write_text(dir_.file(".nccl-1-2-8.prof.tmp.99"), "being written");
   testing::write_text(dir_.file("README"), "not a profile");
   ProfileReader reader(options());
@@ -462,11 +463,11 @@ TEST_F(ReaderTest, OnlySoManyFilesAreRead) {
 // the newest, so a running job is never crowded out by names that sort before its own.
 TEST_F(ReaderTest, FilesOfLongExitedProcessesNeverHideARunningOne) {
   for (int64_t pid = 1; pid <= 5; ++pid) {
-    write(process(pid, kPodA, 100 + pid, {{kLocal, 2, 0, 1, {all_reduce_1m(1)}}}),
+    write(process(pid, kPodA, 100 + pid, {{kLocal, 2, 0, 1, {all_reduce_1m(1)}, {}}}),
           seconds(3600 + pid));
   }
   proc_.add(9001, kPodB, 9, 900, cgroup_of(kUidB));
-  write(process(9, kPodB, 900, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}));
+  write(process(9, kPodB, 900, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}, {}}}));
   ReaderOptions o = options();
   o.max_files = 2;
   ProfileReader reader(o);
@@ -492,7 +493,7 @@ TEST_F(ReaderTest, SeriesAreBoundedAndKeepTheirPlace) {
   // A new communicator whose labels sort first does not push out a served series.
   proc_.add(4001, kInitialPidNamespace, 4001, 540);
   write(process(4001, kInitialPidNamespace, 540,
-                {{0x0000000100000000, 2, 0, 1, {all_reduce_1m(1)}}}));
+                {{0x0000000100000000, 2, 0, 1, {all_reduce_1m(1)}, {}}}));
   s = read(reader);
   ASSERT_EQ(s.series.size(), 3u);
   EXPECT_EQ(s.stats.series_dropped, 2u);
@@ -504,7 +505,7 @@ TEST_F(ReaderTest, ManySizesAndCommunicatorsStayBounded) {
   // A process sweeping every size of every collective over many communicators.
   std::vector<CommProfile> comms;
   for (uint64_t c = 0; c < 80; ++c) {
-    CommProfile comm{(c + 1) << 32, 8, 0, 1, {}};
+    CommProfile comm{(c + 1) << 32, 8, 0, 1, {}, {}};
     for (unsigned b = 0; b < kSizeBuckets; ++b) {
       for (Collective k : {Collective::kAllReduce, Collective::kAllGather, Collective::kSend}) {
         comm.cells.push_back({k, bucket_lower_bound(b), 1, bucket_lower_bound(b), 0, 0, 0, 0, 0});
@@ -522,6 +523,91 @@ TEST_F(ReaderTest, ManySizesAndCommunicatorsStayBounded) {
   EXPECT_EQ(s.stats.series_dropped, 80u * kSizeBuckets * 3 - 1000);
 }
 
+static const Series* find_communicator(const Snapshot& s, uint64_t hash, std::string_view pod) {
+  char comm[9];
+  std::snprintf(comm, sizeof comm, "%08llx", static_cast<unsigned long long>(hash >> 32));
+  for (const auto& series : s.communicators) {
+    if (series.labels.comm == comm && series.labels.pod_name == pod) return &series;
+  }
+  return nullptr;
+}
+
+CommProfile world_rank(int rank, CommBusy busy, std::vector<ProfileCell> cells) {
+  CommProfile comm{kWorld, 16, rank, 2, std::move(cells), busy};
+  return comm;
+}
+
+// A communicator's own time, per pod: its ranks in the pod's processes add up, another
+// pod's ranks of the same communicator are another series, and a plugin that does not
+// write it (a file without the keys) gives no communicator series at all.
+TEST_F(ReaderTest, ACommunicatorsOwnTimeIsServedPerPod) {
+  proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
+  proc_.add(1002, kPodA, 2, 510, cgroup_of(kUidA));
+  proc_.add(2001, kPodB, 1, 520, cgroup_of(kUidB));
+  proc_.add(3001, kInitialPidNamespace, 3001, 530);
+  // Each rank: 100 MiB in 10 ms busy, 10 MiB in 1 ms of it in the last interval.
+  const CommBusy busy{100 << 20, 10000000, 10 << 20, 1000000};
+  write(process(1, kPodA, 500, {world_rank(0, busy, {all_reduce_1m(100)})}));
+  write(process(2, kPodA, 510, {world_rank(1, busy, {all_reduce_1m(100)})}));
+  write(process(1, kPodB, 520, {world_rank(2, {7 << 20, 2000000, 0, 0}, {all_reduce_1m(7)})}));
+  write(process(3001, kInitialPidNamespace, 530, {{kLocal, 2, 0, 1, {all_reduce_1m(10)}, {}}}));
+  ProfileReader reader(options());
+  Snapshot s = read(reader);
+  ASSERT_EQ(s.communicators.size(), 2u) << "none for the file without the keys";
+  EXPECT_EQ(s.series.size(), 3u) << "the communicators are not collective series";
+  const Series* a = find_communicator(s, kWorld, "trainer-0");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->labels.collective, "");
+  EXPECT_EQ(a->labels.nranks, 16);
+  EXPECT_EQ(a->labels.pod_namespace, "training");
+  EXPECT_EQ(a->values.timed_bytes, 200u << 20) << "both ranks of the pod";
+  EXPECT_EQ(a->values.busy_ns, 20000000u);
+  ASSERT_TRUE(a->values.algbw.has_value());
+  EXPECT_DOUBLE_EQ(*a->values.algbw, (20.0 * (1 << 20)) / 0.002);
+  EXPECT_FALSE(a->values.busbw.has_value()) << "no one collective's bus factor applies";
+  const Series* b = find_communicator(s, kWorld, "trainer-1");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->values.timed_bytes, 7u << 20);
+  EXPECT_EQ(b->values.busy_ns, 2000000u);
+  EXPECT_FALSE(b->values.algbw.has_value()) << "nothing ran in its last interval";
+  EXPECT_EQ(find_communicator(s, kLocal, ""), nullptr);
+
+  // Rank 1 exits and ages out; what it counted stays with the pod's series.
+  proc_.remove(1002);
+  write(process(1, kPodA, 500, {world_rank(0, {150 << 20, 15000000, 0, 0}, {})}), seconds(1));
+  s = read(reader, seconds(301));
+  a = find_communicator(s, kWorld, "trainer-0");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->values.busy_ns, 25000000u);
+  EXPECT_EQ(a->values.timed_bytes, 250u << 20);
+}
+
+// A communicator's series takes a place in its writer's share like any other: a pod cannot
+// get past its share by writing the communicators' keys.
+TEST_F(ReaderTest, ACommunicatorsSeriesTakesItsWritersShare) {
+  proc_.add(1001, kPodA, 1, 500, cgroup_of(kUidA));
+  proc_.add(2001, kPodB, 1, 520, cgroup_of(kUidB));
+  const CommBusy busy{1 << 20, 1000, 0, 0};
+  std::vector<CommProfile> many;
+  for (uint64_t c = 0; c < 5; ++c)
+    many.push_back({(c + 1) << 32, 8, 0, 1, {all_reduce_1m(1)}, busy});
+  write(process(1, kPodA, 500, many));
+  write(process(1, kPodB, 520, {world_rank(2, busy, {all_reduce_1m(3)})}));
+  ReaderOptions o = options();
+  o.max_series_per_writer = 4;
+  ProfileReader reader(o);
+  Snapshot s = read(reader);
+  std::size_t pod_a = 0;
+  for (const auto* list : {&s.series, &s.communicators}) {
+    for (const auto& series : *list)
+      pod_a += series.labels.pod_name == "trainer-0";
+  }
+  EXPECT_EQ(pod_a, 4u);
+  EXPECT_EQ(s.stats.series_dropped, 6u);
+  ASSERT_NE(find_communicator(s, kWorld, "trainer-1"), nullptr);
+  ASSERT_NE(find(s, "all_reduce", kWorld, 1 << 20, "trainer-1"), nullptr);
+}
+
 // One tenant cannot take what the others need: the files listed and the bytes read per
 // file owner, and the series per pod, are shares of the whole.
 TEST_F(ReaderTest, EveryWriterHasItsOwnShare) {
@@ -533,13 +619,13 @@ TEST_F(ReaderTest, EveryWriterHasItsOwnShare) {
     proc_.add(7000 + pid, kPodA, pid, 700, cgroup_of(kUidA), tenant);
     std::vector<CommProfile> comms;
     for (uint64_t c = 0; c < 10; ++c)
-      comms.push_back({(pid * 100 + c + 1) << 32, 8, 0, 1, {all_reduce_1m(1)}});
+      comms.push_back({(pid * 100 + c + 1) << 32, 8, 0, 1, {all_reduce_1m(1)}, {}});
     std::string name = write(process(pid, kPodA, 700, comms), seconds(-3600));
     ASSERT_EQ(::lchown(dir_.file(name).c_str(), tenant, tenant), 0);
   }
   // The victim, in another pod, written after the tenant's files.
   proc_.add(9001, kPodB, 9, 900, cgroup_of(kUidB));
-  write(process(9, kPodB, 900, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}}}), seconds(5));
+  write(process(9, kPodB, 900, {{kWorld, 16, 2, 2, {all_reduce_1m(300)}, {}}}), seconds(5));
   ReaderOptions o = options();
   o.max_files = 4;
   o.max_files_per_writer = 3;
@@ -570,7 +656,7 @@ TEST_F(ReaderTest, EveryWriterHasItsOwnShare) {
 // Numbers from a file are bounded before they are multiplied.
 TEST_F(ReaderTest, ArithmeticOnFileNumbersCannotOverflow) {
   testing::FakeProc own(proc_dir_.path(), 4026532999); // out of sight: aged by interval
-  ProcessProfile p = process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}}});
+  ProcessProfile p = process(1, kPodA, 500, {{kWorld, 16, 0, 2, {all_reduce_1m(100)}, {}}});
   p.interval_ms = kMaxIntervalMs;
   write(p, seconds(3600));
   ReaderOptions o = options();

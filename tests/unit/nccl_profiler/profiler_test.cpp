@@ -50,6 +50,18 @@ protected:
   }
   ProcessIdentity identity() { return own_process_identity(); }
 
+  // A grouped launch's kernel, as NCCL reports it: each operation's one channel stamped
+  // with the batch's start and end.
+  static void run_batch(Profiler& p, const std::vector<void*>& ops, uint64_t start, uint64_t end) {
+    std::vector<void*> channels;
+    for (void* op : ops)
+      channels.push_back(p.start_kernel_channel(op, start));
+    for (void* ch : channels) {
+      p.record_kernel_end(ch, end);
+      p.stop(ch);
+    }
+  }
+
   static const ProfileCell* cell(const CommProfile& comm, Collective c, uint64_t size) {
     for (const auto& cell : comm.cells) {
       if (cell.collective == c && cell.size_bytes == size) return &cell;
@@ -257,13 +269,7 @@ TEST_F(ProfilerTest, AGroupAcrossCellsGivesEachCellTheGroupsTime) {
       ops.push_back(p.start_operation(comm, item.collective, item.datatype, item.count, 1));
     for (void* op : ops)
       p.stop(op);
-    std::vector<void*> channels;
-    for (void* op : ops)
-      channels.push_back(p.start_kernel_channel(op, start));
-    for (void* ch : channels) {
-      p.record_kernel_end(ch, end);
-      p.stop(ch);
-    }
+    run_batch(p, ops, start, end);
   };
   run_group(
       {{Collective::kSend, "ncclBfloat16", 1 << 19}, {Collective::kRecv, "ncclBfloat16", 1 << 19}},
@@ -282,6 +288,69 @@ TEST_F(ProfilerTest, AGroupAcrossCellsGivesEachCellTheGroupsTime) {
     EXPECT_EQ(c->timed_bytes, size);
     EXPECT_EQ(c->busy_ns, 4000u) << collective_name(collective) << " " << size;
   }
+}
+
+// A communicator's own time, recorded as NCCL reports a training step: a grouped
+// all-reduce of two gradient buckets and an all-gather in one launch (every item stamped
+// with the batch's 10-14 us), then an all-reduce and an all-gather that overlap by 1 us
+// (15-18 and 17-19), then, after an idle gap, one all-gather alone (30-32). The
+// communicator was busy 4 + 4 + 2 = 10 us, whatever its cells add up to (19 us).
+TEST_F(ProfilerTest, ACommunicatorCountsOverlapAcrossCollectivesOnce) {
+  Profiler p(config(), identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  auto launch = [&](Collective collective, uint64_t count) {
+    void* op = p.start_operation(comm, collective, "ncclFloat32", count, 1);
+    p.stop(op);
+    return op;
+  };
+  auto run = [&](const std::vector<void*>& ops, uint64_t start, uint64_t end) {
+    run_batch(p, ops, start, end);
+  };
+  // Per rank: 256 KiB and 1 MiB all-reduce buckets, a 64 KiB x 8 ranks all-gather.
+  run({launch(Collective::kAllReduce, 1 << 16), launch(Collective::kAllReduce, 1 << 18),
+       launch(Collective::kAllGather, 1 << 14)},
+      10000, 14000);
+  auto step = comm->snapshot();
+  ASSERT_TRUE(step.busy.has_value());
+  EXPECT_EQ(step.busy->busy_ns, 4000u) << "one group, once";
+  EXPECT_EQ(step.busy->timed_bytes, (256u << 10) + (1u << 20) + (512u << 10));
+
+  run({launch(Collective::kAllReduce, 1 << 18)}, 15000, 18000);
+  run({launch(Collective::kAllGather, 1 << 14)}, 17000, 19000);
+  run({launch(Collective::kAllGather, 1 << 14)}, 30000, 32000);
+  auto profile = comm->snapshot();
+  ASSERT_TRUE(profile.busy.has_value());
+  EXPECT_EQ(profile.busy->busy_ns, 10000u);
+  EXPECT_EQ(profile.busy->last_busy_ns, 6000u) << "since the first snapshot";
+  uint64_t cells_busy = 0, cells_bytes = 0;
+  for (const auto& cell : profile.cells) {
+    cells_busy += cell.busy_ns;
+    cells_bytes += cell.timed_bytes;
+  }
+  EXPECT_EQ(cells_busy, 4000u + (4000u + 3000u) + (4000u + 2000u + 2000u)) << "per cell";
+  EXPECT_EQ(profile.busy->timed_bytes, cells_bytes) << "the same operations";
+  EXPECT_EQ(profile.busy->last_timed_bytes, (1u << 20) + 2 * (512u << 10));
+
+  // The file carries it on the communicator's line.
+  p.flush();
+  auto read = parse_profile(testing::read_text(p.file_path()), "file");
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  ASSERT_EQ(read->comms.size(), 1u);
+  ASSERT_TRUE(read->comms[0].busy.has_value());
+  EXPECT_EQ(read->comms[0].busy->busy_ns, 10000u);
+}
+
+// The proxy thread's clock and the GPU's are never compared: an operation timed on the
+// host does not hide GPU time of the same communicator, or the other way round.
+TEST_F(ProfilerTest, ACommunicatorsTwoClocksAreCountedApart) {
+  Profiler p(config(), identity(), log_.fn());
+  CommStats* comm = p.add_comm(kWorld);
+  comm->add_timed(Collective::kAllReduce, size_bucket(64), 64, {5000000, 5001000, true});
+  comm->add_timed(Collective::kBroadcast, size_bucket(64), 64, {1000, 3000, false});
+  comm->add_timed(Collective::kAllGather, size_bucket(64), 64, {2000, 4000, false});
+  auto profile = comm->snapshot();
+  ASSERT_TRUE(profile.busy.has_value());
+  EXPECT_EQ(profile.busy->busy_ns, 1000u + 3000u);
 }
 
 // A receive behind a checkpoint: its operation is abandoned, its slot serves the next
