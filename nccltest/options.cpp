@@ -269,8 +269,9 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   o.stream_null = raw.stream_null != 0;
   o.cta_policy = raw.cta_policy;
   if (raw.parallel_init) {
-    o.notes.push_back("-p 1 (parallel_init): each rank sets up its one communicator with one "
-                      "thread; nothing runs in parallel");
+    o.notes.push_back("-p 1 (parallel_init): each process makes its communicators in one NCCL "
+                      "group from one thread, as nccl-tests does without -p; -t's threads then "
+                      "take their own");
   }
   o.memory_report = raw.memory_report != 0;
   if (o.stream_null && o.graph_launches > 0) {
