@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -100,8 +101,16 @@ public:
   virtual Result<CheckOutcome> verify_on_device(const CollectiveCall& call, const CheckSpec& spec,
                                                 const OnLaunch& on_launch);
 
-  // A communicator over the ranks that pass the same `color` (ordered by `key`); ranks
-  // passing a negative colour take no part and get nullptr. Collective over this engine.
+  // Each of its GPUs' free memory (cudaMemGetInfo), local rank by local rank, for -M's
+  // figures; empty where the engine has no device memory (the mpi backend).
+  virtual Result<std::vector<std::int64_t>> free_device_memory() {
+    return std::vector<std::int64_t>{};
+  }
+
+  // A communicator over the processes that pass the same `color`, ordered by `key`; each
+  // process's local ranks keep their order (a process's are keys key x local_ranks() and
+  // on, as nccl-tests numbers a process's GPUs after MPI_Comm_split). Processes passing a
+  // negative colour take no part and get nullptr. Collective over this engine.
   virtual Result<std::unique_ptr<Engine>> split(int color, int key) = 0;
 
   // Where the engine waits for an operation, it polls `request` (which outlives the

@@ -89,8 +89,11 @@ public:
     for (Slot& s : slots_) {
       FABRIC_TRY(check(api_, api_.comm_user_rank(s.comm, &s.rank), "ncclCommUserRank", s.comm));
       FABRIC_TRY(check(api_, api_.set_device(s.device), "cudaSetDevice"));
-      FABRIC_TRY(check(api_, api_.stream_create_with_flags(&s.stream, cudaStreamNonBlocking),
-                       "cudaStreamCreateWithFlags"));
+      // -y 1: CUDA's legacy default stream (nullptr), as nccl-tests' stream_null.
+      if (!config_.stream_null) {
+        FABRIC_TRY(check(api_, api_.stream_create_with_flags(&s.stream, cudaStreamNonBlocking),
+                         "cudaStreamCreateWithFlags"));
+      }
       FABRIC_TRY(check(api_, api_.event_create(&s.start), "cudaEventCreate"));
       FABRIC_TRY(check(api_, api_.event_create(&s.stop), "cudaEventCreate"));
       FABRIC_TRY(check(api_, api_.malloc(&s.flag, sizeof(int)), "cudaMalloc"));
@@ -268,28 +271,45 @@ public:
     return outcome;
   }
 
+  Result<std::vector<std::int64_t>> free_device_memory() override {
+    std::vector<int> devices;
+    for (const Slot& s : slots_)
+      devices.push_back(s.device);
+    return free_memory(api_, devices);
+  }
+
+  // Every GPU's communicator is split with the process's colour, in one NCCL group when
+  // there are several (NCCL requires it of one thread's communicators); local rank i's key
+  // is key x local_ranks() + i, so each group's ranks follow nccl-tests' numbering.
   Result<std::unique_ptr<Engine>> split(int color, int key) override {
     FABRIC_TRY(usable());
-    if (slots_.size() != 1) {
-      return Error(ErrorCode::kUnsupported, "--pairs",
-                   "splits one GPU per process; this process drives " +
-                       std::to_string(slots_.size()) + " (-g/-t)")
-          .with_hint("run --pairs with one rank per GPU (-g 1 -t 1)");
-    }
-    Slot& s = slots_.front();
     int version = 0;
     if (api_.comm_split == nullptr && api_.get_version != nullptr) api_.get_version(&version);
     FABRIC_TRY(check_split(api_, version));
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    ncclComm_t sub = nullptr;
-    FABRIC_TRY(check(
-        api_, api_.comm_split(s.comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &config),
-        "ncclCommSplit", s.comm));
-    if (sub == nullptr) return std::unique_ptr<Engine>();
+    ncclConfig_t config = comm_config(config_);
+    std::vector<ncclComm_t> subs(slots_.size(), nullptr);
+    Result<void> made = on_every_slot([&](Slot& s) {
+      const std::size_t i = static_cast<std::size_t>(&s - slots_.data());
+      const int slot_key = key * local_ranks() + static_cast<int>(i);
+      return check(api_,
+                   api_.comm_split(s.comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, slot_key,
+                                   &subs[i], &config),
+                   "ncclCommSplit", s.comm);
+    });
+    if (!made.ok()) {
+      for (ncclComm_t sub : subs)
+        if (sub != nullptr) api_.comm_abort(sub);
+      return std::move(made).error();
+    }
+    if (subs.front() == nullptr) return std::unique_ptr<Engine>();
+    std::vector<Member> members;
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      members.push_back(Member{subs[i], slots_[i].device});
     FABRIC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
-                            make_nccl_engine(api_, {Member{sub, s.device}}, config_));
+                            make_nccl_engine(api_, std::move(members), config_));
     engine->poll_aborts(abort_request_);
-    FABRIC_TRY(engine->allocate(send_bytes_, recv_bytes_));
+    // Before the run's buffers exist (NCCL_TESTS_SPLIT), the caller allocates them.
+    if (send_bytes_ > 0 || recv_bytes_ > 0) FABRIC_TRY(engine->allocate(send_bytes_, recv_bytes_));
     return engine;
   }
 

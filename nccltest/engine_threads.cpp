@@ -62,6 +62,18 @@ public:
     done_.wait_for(lock, timeout, [this] { return result_.has_value(); });
   }
 
+  // A task that makes the thread's next engine from its current one (NCCL_TESTS_SPLIT's
+  // sub-communicators); the current one is destroyed on the thread, replaced when the
+  // task gives an engine and kept when it gives none.
+  using Replacement = std::function<Result<std::unique_ptr<Engine>>(Engine&)>;
+  void start_replacing(Replacement make) {
+    start([this, make = std::move(make)](Engine& current) -> Result<void> {
+      FABRIC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> next, make(current));
+      if (next != nullptr) engine_ = std::move(next); // serve() runs tasks on this thread
+      return Ok();
+    });
+  }
+
   Engine& engine() { return *engine_; } // for what reads no device state
 
 private:
@@ -114,6 +126,8 @@ public:
     for (EngineMaker& m : makers)
       threads_.push_back(std::make_unique<EngineThread>(std::move(m)));
   }
+  explicit ThreadedEngine(std::vector<std::unique_ptr<EngineThread>> threads)
+      : threads_(std::move(threads)) {}
 
   Result<void> init() {
     for (auto& t : threads_)
@@ -203,12 +217,35 @@ public:
     return outcome;
   }
 
-  Result<std::unique_ptr<Engine>> split(int, int) override {
-    return Error(ErrorCode::kUnsupported, "--pairs",
-                 "splits one GPU per process; this process drives " +
-                     std::to_string(local_ranks()) + " from " + std::to_string(threads_.size()) +
-                     " threads (-t)")
-        .with_hint("run --pairs with one rank per GPU (-g 1 -t 1)");
+  Result<std::vector<std::int64_t>> free_device_memory() override {
+    std::vector<std::vector<std::int64_t>> each(threads_.size());
+    FABRIC_TRY(on_all([&](Engine& e, std::size_t t) -> Result<void> {
+      FABRIC_ASSIGN_OR_RETURN(each[t], e.free_device_memory());
+      return Ok();
+    }));
+    std::vector<std::int64_t> out;
+    for (const std::vector<std::int64_t>& thread : each)
+      out.insert(out.end(), thread.begin(), thread.end());
+    return out;
+  }
+
+  // Each thread splits its own communicators (thread t's keys follow key x threads + t,
+  // so the groups' ranks keep nccl-tests' numbering); the threads then move, with their
+  // new engines, to the engine returned, and this one is left without threads.
+  Result<std::unique_ptr<Engine>> split(int color, int key) override {
+    const int threads = static_cast<int>(threads_.size());
+    for (std::size_t t = 0; t < threads_.size(); ++t) {
+      threads_[t]->start_replacing([color, key, threads, t](Engine& e) {
+        return e.split(color, key * threads + static_cast<int>(t));
+      });
+    }
+    FABRIC_TRY(wait_all());
+    if (color < 0) return std::unique_ptr<Engine>();
+    auto engine = std::make_unique<ThreadedEngine>(std::move(threads_));
+    threads_.clear();
+    FABRIC_TRY(engine->init());
+    engine->poll_aborts(outer_);
+    return std::unique_ptr<Engine>(std::move(engine));
   }
 
   void poll_aborts(const AbortRequest* request) override { outer_ = request; }

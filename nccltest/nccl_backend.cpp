@@ -8,6 +8,7 @@
 #include "common/cuda_runtime.h"
 #include "nccltest/engine_nccl.h"
 #include "nccltest/engine_threads.h"
+#include "nccltest/memory_report.h"
 #include "nccltest/nccl_api.h"
 
 namespace fabric::nccltest::nccl {
@@ -94,14 +95,35 @@ Result<std::unique_ptr<Engine>> make_engine(Group& group, EngineSetup& setup) {
   }
   std::memcpy(id.internal, shared.data(), sizeof id.internal);
   const int local = static_cast<int>(setup.devices.size());
+  const CommConfigPlan comm_plan = plan_comm_config(setup.cta_policy, g_library_version);
+  if (!comm_plan.note.empty()) setup.notes.push_back(comm_plan.note);
+  EngineConfig config;
+  config.cta_policy = comm_plan.cta_policy;
+  config.nvlink_centric_sched = comm_plan.nvlink_centric_sched;
+  config.stream_null = setup.stream_null;
+  std::vector<std::int64_t> free_before;
+  if (setup.memory_report) {
+    FABRIC_ASSIGN_OR_RETURN(free_before, free_memory(*a, setup.devices));
+  }
   FABRIC_ASSIGN_OR_RETURN(
       std::vector<ncclComm_t> comms,
-      init_comms(*a, id, group.size() * local, group.rank() * local, setup.devices));
+      init_comms(*a, id, group.size() * local, group.rank() * local, setup.devices, config));
+  if (setup.memory_report) {
+    FABRIC_ASSIGN_OR_RETURN(std::vector<std::int64_t> free_after, free_memory(*a, setup.devices));
+    setup.init_memory = largest_drop(free_before, free_after);
+  }
   const RegistrationPlan registration =
       plan_registration(*a, static_cast<Registration>(setup.registration), g_library_version);
   if (!registration.note.empty()) setup.notes.push_back(registration.note);
   setup.notes.push_back(buffer_note(*a, registration.mode));
-  EngineConfig config;
+  if (config.cta_policy >= 0) {
+    setup.notes.push_back("communicators made with CTAPolicy " + std::to_string(config.cta_policy) +
+                          " (-x)");
+  }
+  if (setup.stream_null) {
+    setup.notes.push_back("operations on CUDA's legacy default stream (-y 1), as nccl-tests' "
+                          "stream_null");
+  }
   config.registration = registration.mode;
   // As nccl-tests without -p: the process's communicators are made here in one group, then
   // each thread takes its GPUs' (-g of them) and owns them from then on.

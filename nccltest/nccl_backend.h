@@ -3,6 +3,7 @@
 // "no CUDA device" there; a build without NCCL's headers answers "not built".
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,7 +42,12 @@ struct EngineSetup {
   std::vector<int> devices{0};    // the GPUs this process drives, one rank each (-g x -t)
   int threads = 1;                // -t: threads driving them, devices.size() / threads each
   int registration = 0;           // -R: 0 none, 1 ncclCommRegister, 2 symmetric windows
-  std::vector<std::string> notes; // filled: what -R fell back to, where the buffers come from
+  bool stream_null = false;       // -y 1: CUDA's legacy default stream
+  int cta_policy = -1;            // -x: ncclConfig_t's CTAPolicy; -1 NCCL's default
+  bool memory_report = false;     // -M 1: measure what the communicators take
+  std::vector<std::string> notes; // filled: what -R and -x fell back to, the buffers, streams
+  std::int64_t init_memory = 0;   // filled with -M 1: the largest drop of free memory over
+                                  // one GPU while the communicators were made
 };
 
 // Creates the communicator over `group`'s processes, devices.size() ranks each (process p's

@@ -4,6 +4,7 @@
 // include this.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,30 @@ enum class Registration { kNone = 0, kLocal = 1, kSymmetric = 2 };
 
 struct EngineConfig {
   Registration registration = Registration::kNone;
+  bool stream_null = false; // -y 1: every operation on CUDA's legacy default stream
+  // -x: ncclConfig_t's CTAPolicy (NCCL 2.27; 2 needs 2.28), -1 leaves NCCL's default.
+  int cta_policy = -1;
+  // ncclConfig_t's nvlinkCentricSched, which nccl-tests built against NCCL 2.28 sets on
+  // every communicator it makes (NCCL 2.28 and later read it).
+  bool nvlink_centric_sched = false;
 };
+
+// -x as nccl-tests applies it to the NCCL at run time, and nvlinkCentricSched where it has
+// it: the policy needs NCCL 2.27, policy 2 (zero) NCCL 2.28; what it cannot take is ignored
+// with nccl-tests' line in `note`.
+struct CommConfigPlan {
+  int cta_policy = -1;
+  bool nvlink_centric_sched = false;
+  std::string note;
+};
+CommConfigPlan plan_comm_config(int requested_cta_policy, int library_version);
+
+// The ncclConfig_t every communicator of the run is made with (created and split alike).
+ncclConfig_t comm_config(const EngineConfig& config);
+
+// Each device's free memory (cudaMemGetInfo), in order: -M's figures are differences of
+// these, as nccl-tests takes them.
+Result<std::vector<std::int64_t>> free_memory(const Api& api, const std::vector<int>& devices);
 
 // What -R does on this NCCL: symmetric windows need ncclCommWindowRegister (NCCL 2.27), else
 // local registration, as nccl-tests falls back; local registration needs ncclCommRegister
@@ -36,6 +60,7 @@ std::string buffer_note(const Api& api, Registration mode);
 // device, ncclGroupEnd): a process driving several GPUs must not wait for one rank's
 // initialisation before starting the next.
 Result<std::vector<ncclComm_t>> init_comms(const Api& api, const ncclUniqueId& id, int nranks,
-                                           int first_rank, const std::vector<int>& devices);
+                                           int first_rank, const std::vector<int>& devices,
+                                           const EngineConfig& config = {});
 
 } // namespace fabric::nccltest::nccl

@@ -106,21 +106,23 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "nccl-tests' parallel communicator set-up by its threads; one thread per rank "
                  "here, so nothing to parallelise (accepted, noted)");
   app.add_option("-y,--stream_null", raw.stream_null,
-                 "1: run on CUDA's default stream instead of a non-blocking one (nccl backend)");
+                 "1: run on CUDA's legacy default stream instead of a non-blocking one (nccl "
+                 "backend; not with -G)");
   app.add_option("-C,--report_cputime", raw.report_cputime,
                  "1: report the host's time to issue the operations (\"cputime\") instead of "
                  "their completion time");
   app.add_option("-S,--report_timestamps", raw.report_timestamps,
                  "1: end each row with the time it completed");
   app.add_option("-x,--cta_policy", raw.cta_policy,
-                 "NCCL's CTA policy: 0 default, 1 efficiency, 2 zero (nccl backend; default: "
-                 "NCCL's)");
+                 "NCCL's CTA policy: 0 default, 1 efficiency (NCCL 2.27), 2 zero (NCCL 2.28) "
+                 "(nccl backend; default: NCCL's)");
   app.add_option("-D,--device_implementation", raw.device_impl,
                  "nccl-tests' own device-API kernels: only 0 (NCCL's implementation) here");
   app.add_option("-V,--device_cta_count", raw.device_cta_count,
                  "CTAs of -D's kernels (only with -D > 0)");
   app.add_option("-M,--memory", raw.memory_report,
-                 "1: nccl-tests' GPU memory report (accepted, noted: not reported here)");
+                 "1: after the footer, the GPU memory the communicators, the buffers and the "
+                 "collectives took, as nccl-tests reports it (nccl backend)");
   app.add_option("-u,--unalign", raw.unalign,
                  "Start the buffers this many elements past their alignment (default 0)");
   app.add_option("-I,--per_iter_timing", raw.per_iter_timing,
@@ -267,11 +269,14 @@ Result<Options> validate_options(const RawOptions& raw, std::vector<std::string>
   o.stream_null = raw.stream_null != 0;
   o.cta_policy = raw.cta_policy;
   if (raw.parallel_init) {
-    o.notes.push_back("-p 1 (parallel_init): each rank sets up its one communicator with one "
-                      "thread; nothing runs in parallel");
+    o.notes.push_back("-p 1 (parallel_init): each process makes its communicators in one NCCL "
+                      "group from one thread, as nccl-tests does without -p; -t's threads then "
+                      "take their own");
   }
-  if (raw.memory_report) {
-    o.notes.push_back("-M 1 (memory): nccl-tests' GPU memory report is not produced here");
+  o.memory_report = raw.memory_report != 0;
+  if (o.stream_null && o.graph_launches > 0) {
+    return usage("-y/--stream_null", "1 with -G: CUDA cannot capture its legacy default stream "
+                                     "into a graph (nccl-tests fails at cudaStreamBeginCapture)");
   }
   int skip = raw.per_iter_skip;
   if (skip < 0 || skip >= o.iters) {
@@ -412,15 +417,8 @@ Result<void> validate_for_backend(Options& o, BackendKind b) {
     };
     note(o.stream_null, "-y 1 (stream_null): no CUDA stream");
     note(o.cta_policy >= 0, "-x " + std::to_string(o.cta_policy) + " (cta_policy): no NCCL");
-  }
-  if (b == BackendKind::kNccl) {
-    if (o.stream_null) {
-      o.notes.push_back("-y 1 (stream_null): the nccl backend keeps its non-blocking stream");
-    }
-    if (o.cta_policy >= 0) {
-      o.notes.push_back("-x " + std::to_string(o.cta_policy) +
-                        " (cta_policy): NCCL's default CTA policy is used");
-    }
+    note(o.memory_report, "-M 1 (memory): no GPU memory to report");
+    o.memory_report = false;
   }
   if (b == BackendKind::kMpi && o.graph_launches > 0) {
     return usage("-G/--cudagraph",

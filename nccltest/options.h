@@ -50,6 +50,7 @@ struct Options {
   int unalign = 0;                // -u: buffers start this many elements off alignment
   bool stream_null = false;       // -y: the nccl backend runs on CUDA's default stream
   int cta_policy = -1;            // -x: NCCL's CTAPolicy (nccl backend); -1: NCCL's default
+  bool memory_report = false;     // -M 1: GPU memory taken, after the footer (nccl backend)
   bool per_iteration = false;     // -I 1: every iteration timed, summarised per placement
   int per_iteration_skip = 0;     // -K: leading iterations left out of that summary
   // Flags that mean nothing on the chosen backend, one line each for the header

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nccltest/collectives.h"
+#include "nccltest/memory_report.h"
 
 namespace fabric::nccltest {
 
@@ -141,6 +142,8 @@ struct RunFooter {
   std::string judged_on;
   std::optional<bool> threshold_ok; // nullopt: no threshold set
   std::vector<RankCheckFailure> failures;
+  // -M 1: the largest figures over every GPU of the run, after "Collective test concluded".
+  std::optional<GpuMemoryUsage> gpu_memory;
 };
 
 } // namespace fabric::nccltest

@@ -136,6 +136,24 @@ Result<std::optional<std::vector<TransportReport>>> collect_transport(Session& s
   return Reports(std::move(reports));
 }
 
+// -M 1: what the sizes' collectives took on this process's GPUs since `free_before`, with
+// its set-up figures, then the largest of each over every process (nccl-tests' MPI_MAX).
+Result<GpuMemoryUsage> gather_gpu_memory(Session& s, const std::vector<std::int64_t>& free_before) {
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::int64_t> free_after, s.engine->free_device_memory());
+  s.gpu_memory.collective = largest_drop(free_before, free_after);
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all,
+                          s.group->allgather(encode_usage(s.gpu_memory)));
+  std::vector<GpuMemoryUsage> usages;
+  for (const std::string& text : all) {
+    std::optional<GpuMemoryUsage> usage = decode_usage(text);
+    if (!usage) {
+      return Error(ErrorCode::kDecode, "gathering -M's GPU memory figures", "'" + text + "'");
+    }
+    usages.push_back(*usage);
+  }
+  return largest_usage(usages);
+}
+
 // The measurements proper, on every rank; rank 0 prints and records.
 Result<int> measure(Session& s, LiveRecord& live) {
   const Options& o = s.options;
@@ -154,6 +172,10 @@ Result<int> measure(Session& s, LiveRecord& live) {
                        &s.abort};
   std::vector<SizeRow> rows;
   std::optional<PairsReport> pairs;
+  std::vector<std::int64_t> free_before;
+  if (o.memory_report) {
+    FABRIC_ASSIGN_OR_RETURN(free_before, s.engine->free_device_memory());
+  }
   for (DataType type : o.types) {
     for (ReduceOp op : o.ops) {
       if (o.pairs) {
@@ -174,6 +196,10 @@ Result<int> measure(Session& s, LiveRecord& live) {
           rows.push_back(std::move(r));
       }
     }
+  }
+  if (o.memory_report) {
+    FABRIC_ASSIGN_OR_RETURN(GpuMemoryUsage usage, gather_gpu_memory(s, free_before));
+    footer.gpu_memory = usage;
   }
   FABRIC_ASSIGN_OR_RETURN(auto transport, collect_transport(s));
   bool rdma_missing = false;

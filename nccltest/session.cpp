@@ -219,9 +219,12 @@ Result<void> assign_groups(Session& s) {
       s.split, split_color(std::getenv(kSplitMaskEnv), std::getenv(kSplitEnv), s.rank()));
   FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> colors,
                           s.group->allgather(s.split ? std::to_string(*s.split) : ""));
+  // The colour is the process's (nccl-tests' proc): every GPU of a process is in its group.
   std::vector<int> groups;
-  for (std::size_t r = 0; r < colors.size() && r < s.ranks.size(); ++r) {
-    s.ranks[r].info.group = colors[r].empty() ? 0 : std::atoi(colors[r].c_str());
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    const std::size_t process = r / static_cast<std::size_t>(s.per_process);
+    if (process >= colors.size()) break;
+    s.ranks[r].info.group = colors[process].empty() ? 0 : std::atoi(colors[process].c_str());
     if (std::find(groups.begin(), groups.end(), s.ranks[r].info.group) == groups.end())
       groups.push_back(s.ranks[r].info.group);
   }
@@ -409,6 +412,9 @@ Result<void> open_engine(Session& s) {
     }
     setup_options.registration = s.options.registration;
     setup_options.threads = s.options.nthreads;
+    setup_options.stream_null = s.options.stream_null;
+    setup_options.cta_policy = s.options.cta_policy;
+    setup_options.memory_report = s.options.memory_report;
     // NCCL's INFO log, read back for the transport report, unless the user set NCCL's
     // log up (nccl_log.h). NCCL reads these variables when it first initialises, below.
     const char* debug = std::getenv("NCCL_DEBUG");
@@ -427,6 +433,7 @@ Result<void> open_engine(Session& s) {
     s.nccl_library = nccl::library_version();
     for (std::string& note : setup_options.notes)
       s.setup_notes.push_back(std::move(note));
+    s.gpu_memory.initialization = setup_options.init_memory;
     FABRIC_TRY(agree_on_fp8(s, setup_options.devices));
   }
   if (s.split) {
@@ -444,7 +451,15 @@ Result<void> open_engine(Session& s) {
   // -u: room for the widest type's elements past the start, as nccl-tests pads them.
   const std::size_t each = buffer_size(s.options, s.options.sweep.max_bytes, s.engine->size()) +
                            8 * static_cast<std::size_t>(s.options.unalign);
+  std::vector<std::int64_t> free_before;
+  if (s.options.memory_report) {
+    FABRIC_ASSIGN_OR_RETURN(free_before, s.engine->free_device_memory());
+  }
   FABRIC_TRY(s.engine->allocate(each, each));
+  if (s.options.memory_report) {
+    FABRIC_ASSIGN_OR_RETURN(std::vector<std::int64_t> free_after, s.engine->free_device_memory());
+    s.gpu_memory.user_allocated = largest_drop(free_before, free_after);
+  }
   s.progress.end(setup);
   // The job is assembled: from here an exchange may wait on a long phase of another rank.
   if (s.rendezvous != nullptr) s.rendezvous->begin_run();

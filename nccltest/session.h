@@ -14,6 +14,7 @@
 #include "nccltest/fault.h"
 #include "nccltest/group.h"
 #include "nccltest/launch.h"
+#include "nccltest/memory_report.h"
 #include "nccltest/options.h"
 #include "nccltest/progress.h"
 #include "nccltest/rank_info.h"
@@ -52,6 +53,7 @@ struct Session {
   // NCCL_TESTS_SPLIT(_MASK): this rank's group, whose communicator runs the collective.
   std::optional<int> split;
   std::string split_note;
+  GpuMemoryUsage gpu_memory; // -M 1 (nccl backend): this process's figures so far
 
   ~Session();
   int rank() const { return group ? group->rank() : launch.rank; }

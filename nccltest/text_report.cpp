@@ -230,6 +230,7 @@ std::string render_text_footer(const RunFooter& f, const std::string& program) {
   }
   out += "#\n";
   out += "# Collective test concluded: " + program + "\n";
+  if (f.gpu_memory) out += render_memory_usage(*f.gpu_memory);
   out += "#\n";
   out += "\n";
   return out;

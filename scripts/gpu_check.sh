@@ -19,8 +19,11 @@
 #              nccl backend offers: 0 wrong, checks on the device
 #   graph, blocking, average   -G 4, -z 1 and -a 1 once each: 0 wrong
 #   memalloc, register:1, register:2   buffers from ncclMemAlloc; -R 1 and -R 2, 0 wrong
+#   stream_null, cta_policy, memory_report   -y 1, -x 1 and -M 1: 0 wrong, each one's header
+#              line, and -M's nccl-tests line after the footer holding the buffers
 #   gpus_per_process, threads   with 2 GPUs or more: -g <all GPUs> from one process, then
-#              -t 2 -g <half> with -G and -R 1, 0 wrong, one device line per GPU
+#              -t 2 -g <half> with -G and -R 1, 0 wrong, one device line per GPU; split_gpus:
+#              NCCL_TESTS_SPLIT with -t 2 -g <half> -x 1 -M 1, 0 wrong, every GPU in group 0
 #   fp8_mulsum  -d f8e4m3 and -d f8e5m2 named (Hopper and NCCL 2.24 run them) with every
 #              op, mulsum included: 0 wrong
 #   drop_in    -z 3 -u 1 -C 1 -S 1 -N 2 (nccl-tests flags) once: 0 wrong
@@ -232,6 +235,27 @@ has_line register:1:line "$OUT/register:1.log" 'registered with ncclCommRegister
 checked_run register:2 "all_reduce -R 2" -b 8 -e 64M -f 4 -n 5 -c 1 -R 2
 has_line register:2:line "$OUT/register:2.log" 'symmetric windows|Defaulting to local registration' \
   "symmetric windows (NCCL 2.27 and later) or nccl-tests' fallback line"
+
+# --- nccl-tests' -y, -x and -M ------------------------------------------------------------
+checked_run stream_null "all_reduce -y 1" -b 8 -e 64M -f 4 -n 5 -c 1 -y 1
+has_line stream_null:line "$OUT/stream_null.log" "legacy default stream \(-y 1\)" \
+  "every operation on CUDA's legacy default stream"
+checked_run cta_policy "all_reduce -x 1" -b 8 -e 64M -f 4 -n 5 -c 1 -x 1
+has_line cta_policy:line "$OUT/cta_policy.log" \
+  'CTAPolicy 1 \(-x\)|Option -x \(cta_policy\) is not supported before NCCL 2\.27' \
+  "CTAPolicy 1 on the communicator (NCCL 2.27 and later) or nccl-tests' line"
+checked_run memory_report "all_reduce -M 1" -b 8 -e 64M -f 4 -n 5 -c 1 -M 1
+# The line as nccl-tests' writeMemInfo prints it, right after the concluded line; the two
+# 64 MiB buffers (ncclMemAlloc may round them up) are in User-Allocated.
+user_mb=$(awk '/^# GPU memory usage     : Initialization -?[0-9.]+ [KMG]?B \| User-Allocated -?[0-9.]+ [KMG]?B \| Collective -?[0-9.]+ [KMG]?B \| Total  -?[0-9.]+ [KMG]?B$/ {
+  for (i = 1; i <= NF; ++i) if ($i == "User-Allocated") { v = $(i + 1); u = $(i + 2) }
+  print (u == "GB" ? v * 1024 : u == "MB" ? v : u == "KB" ? v / 1024 : v / 1048576) }' "$OUT/memory_report.log")
+concluded_then_memory=$(grep -A1 '^# Collective test concluded' "$OUT/memory_report.log" | grep -c '^# GPU memory usage')
+if [[ -n $user_mb ]] && ((concluded_then_memory == 1)) && awk -v m="$user_mb" 'BEGIN { exit !(m >= 128) }'; then
+  record memory_report:line pass "$(grep -m1 '^# GPU memory usage' "$OUT/memory_report.log")"
+else
+  record memory_report:line fail "no nccl-tests memory line after the footer, or User-Allocated '${user_mb:-?}' MB below the 128 MB of buffers"
+fi
 # Several GPUs per process need as many GPUs (NCCL refuses two ranks on one GPU).
 NGPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 [[ ${NGPUS:-0} -gt 0 ]] || NGPUS=$(compgen -G "/proc/driver/nvidia/gpus/*" | wc -l)
@@ -243,9 +267,20 @@ if ((NGPUS >= 2)); then
     record gpus_per_process:devices fail "$ranks device lines for $NGPUS GPUs"
   checked_run threads "-t 2 -g $((NGPUS / 2)) -G 4 -R 1" \
     -b 8 -e 64M -f 4 -n 5 -c 1 -t 2 -g $((NGPUS / 2)) -G 4 -R 1
+  # One process is one colour: its GPUs' communicators split together (one NCCL group per
+  # thread), every GPU in group 0, then run on the split communicators.
+  NCCL_TESTS_SPLIT="AND 0" checked_run split_gpus "NCCL_TESTS_SPLIT='AND 0' -t 2 -g $((NGPUS / 2)) -x 1 -M 1" \
+    -b 8 -e 64M -f 4 -n 5 -c 1 -t 2 -g $((NGPUS / 2)) -x 1 -M 1
+  groups=$(grep -c '^#  Rank  *[0-9]* Group  *0 ' "$OUT/split_gpus.log")
+  if ((groups == NGPUS / 2 * 2)); then
+    record split_gpus:groups pass "$groups device lines in group 0"
+  else
+    record split_gpus:groups fail "$groups device lines in group 0 for $((NGPUS / 2 * 2)) GPUs"
+  fi
 else
   record gpus_per_process skip "one GPU: -g/-t above 1 need as many GPUs (the unit tier covers their call order)"
   record threads skip "one GPU"
+  record split_gpus skip "one GPU"
 fi
 
 # --- Against NVIDIA's nccl-tests -------------------------------------------------------

@@ -359,14 +359,5 @@ TEST_F(NcclEngineGpus, WithThreadsEachCommunicatorIsUsedAndAbortedByTheThreadTha
   EXPECT_NE(*owners[0].begin(), *owners[2].begin());
 }
 
-TEST_F(NcclEngineGpus, PairsNeedOneGpuPerProcess) {
-  auto engine = two_gpus();
-  ASSERT_NE(engine, nullptr);
-  auto pair = engine->split(0, 0);
-  ASSERT_FALSE(pair.ok());
-  EXPECT_EQ(pair.error().code(), ErrorCode::kUnsupported);
-  EXPECT_NE(pair.error().message().find("this process drives 2"), std::string::npos);
-}
-
 } // namespace
 } // namespace fabric::nccltest::nccl

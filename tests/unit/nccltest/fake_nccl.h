@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,6 +25,10 @@ struct Call {
   int device = -1;               // the device current at the call
   int rank = -1;                 // ncclCommInitRankConfig's rank
   const void* pointer = nullptr; // the buffer a copy, registration or free touched
+  // ncclCommInitRankConfig's and ncclCommSplit's ncclConfig_t, as NCCL read it.
+  int cta_policy = NCCL_CONFIG_UNDEF_INT;
+  int nvlink_centric_sched = NCCL_CONFIG_UNDEF_INT;
+  int color = 0, key = 0; // ncclCommSplit's
 };
 
 inline constexpr int kComms = 16;
@@ -48,10 +53,16 @@ struct State {
   // Device memory: a bump allocator over one block, so that every buffer is distinct.
   alignas(64) char memory[1 << 16] = {};
   std::size_t used = 0;
+  // What cudaMemGetInfo says: each device's free memory falls by every allocation made on
+  // it (never given back), and by `init_bytes` for each communicator made on it.
+  static constexpr std::int64_t kDeviceBytes = std::int64_t{80} << 30;
+  std::map<int, std::int64_t> device_used;
+  std::atomic<std::int64_t> init_bytes{0};
   void* allocate(std::size_t bytes) {
     std::lock_guard lock(mutex);
     void* p = memory + used;
     used += (std::min<std::size_t>(bytes, 256) + 63) / 64 * 64;
+    device_used[current_device()] += static_cast<std::int64_t>(bytes);
     return p;
   }
   void record(Call c) {
@@ -102,13 +113,27 @@ inline Api api() {
     *n = g_state->nranks;
     return ncclSuccess;
   };
-  a.comm_init_rank_config = [](ncclComm_t* comm, int, ncclUniqueId, int rank, ncclConfig_t*) {
+  a.comm_init_rank_config = [](ncclComm_t* comm, int, ncclUniqueId, int rank,
+                               ncclConfig_t* config) {
     *comm = fake_comm(rank % kComms);
     Call c;
     c.name = "ncclCommInitRankConfig";
     c.rank = rank;
+    c.cta_policy = config->CTAPolicy;
+    c.nvlink_centric_sched = config->nvlinkCentricSched;
+    {
+      std::lock_guard lock(g_state->mutex);
+      g_state->device_used[State::current_device()] += g_state->init_bytes;
+    }
     g_state->record(std::move(c));
     return ncclSuccess;
+  };
+  a.mem_get_info = [](size_t* free_bytes, size_t* total) {
+    std::lock_guard lock(g_state->mutex);
+    *total = static_cast<size_t>(State::kDeviceBytes);
+    *free_bytes =
+        static_cast<size_t>(State::kDeviceBytes - g_state->device_used[State::current_device()]);
+    return cudaSuccess;
   };
   a.comm_abort = [](ncclComm_t c) {
     record("ncclCommAbort", c);
@@ -227,6 +252,24 @@ inline Api api() {
   };
   a.cuda_error_string = [](cudaError_t) { return "fake"; };
   return a;
+}
+
+// ncclCommSplit (NCCL 2.18): communicator i's part in colour c is communicator
+// kSplitBase + i; NCCL_SPLIT_NOCOLOR gets none. The colour and key are recorded.
+inline constexpr int kSplitBase = 8;
+inline void add_split(Api& a) {
+  a.comm_split = [](ncclComm_t c, int color, int key, ncclComm_t* sub, ncclConfig_t* config) {
+    Call call;
+    call.name = "ncclCommSplit";
+    call.comm = comm_index(c);
+    call.color = color;
+    call.key = key;
+    call.cta_policy = config->CTAPolicy;
+    call.nvlink_centric_sched = config->nvlinkCentricSched;
+    g_state->record(std::move(call));
+    *sub = color == NCCL_SPLIT_NOCOLOR ? nullptr : fake_comm(kSplitBase + comm_index(c));
+    return ncclSuccess;
+  };
 }
 
 // Events that carry their number, so that cudaEventElapsedTime answers State::event_ms for

@@ -284,5 +284,32 @@ TEST(NcclTestsSplit, ColoursAsNcclTestsComputesThem) {
   EXPECT_FALSE(split_color("0xz", nullptr, 3).ok());
 }
 
+// -y, -x and -M: applied by the nccl backend (engine_nccl_flags_test.cpp), one line each on
+// host memory; -y with -G refused, since CUDA cannot capture its legacy default stream.
+TEST(NcclTestOptions, StreamNullCtaPolicyAndMemoryReport) {
+  auto o = parse({"-y", "1", "-x", "1", "-M", "1"});
+  ASSERT_TRUE(o.ok()) << message(o);
+  EXPECT_TRUE(o->stream_null);
+  EXPECT_EQ(o->cta_policy, 1);
+  EXPECT_TRUE(o->memory_report);
+  Options nccl = *o;
+  ASSERT_TRUE(validate_for_backend(nccl, BackendKind::kNccl).ok());
+  EXPECT_TRUE(nccl.notes.empty()) << nccl.notes.front();
+  EXPECT_TRUE(nccl.memory_report);
+  Options mpi = *o;
+  ASSERT_TRUE(validate_for_backend(mpi, BackendKind::kMpi).ok());
+  EXPECT_EQ(mpi.notes,
+            (std::vector<std::string>{
+                "-y 1 (stream_null): no CUDA stream on host memory (mpi backend): ignored",
+                "-x 1 (cta_policy): no NCCL on host memory (mpi backend): ignored",
+                "-M 1 (memory): no GPU memory to report on host memory (mpi backend): "
+                "ignored"}));
+  EXPECT_FALSE(mpi.memory_report) << "the footer would print a GPU line for host memory";
+  auto graph = parse({"-y", "1", "-G", "2"});
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(message(graph).find("-y/--stream_null"), std::string::npos) << message(graph);
+  EXPECT_NE(message(graph).find("legacy default stream"), std::string::npos);
+}
+
 } // namespace
 } // namespace fabric::nccltest
