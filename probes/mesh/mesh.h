@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/mesh/mesh_hosts.h"
 #include "probes/mesh/mesh_patterns.h"
 #include "probes/mesh/mesh_report.h"
