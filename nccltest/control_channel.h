@@ -36,10 +36,10 @@
 #include <vector>
 
 #include "common/result.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/channel.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "nccltest/watchdog.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/channel.h"
-#include "probes/agent/tcp_socket.h"
 
 namespace fabric::nccltest {
 

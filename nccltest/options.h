@@ -14,9 +14,9 @@
 #include <CLI/CLI.hpp>
 
 #include "common/result.h"
+#include "libs/pair_schedules/mesh_patterns.h"
 #include "nccltest/collectives.h"
 #include "nccltest/sizes.h"
-#include "probes/mesh/mesh_patterns.h"
 
 namespace fabric::nccltest {
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "libs/pair_schedules/outliers.h"
 #include "nccltest/text_report.h"
-#include "probes/mesh/outliers.h"
 
 namespace fabric::nccltest {
 

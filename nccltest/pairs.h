@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "libs/pair_schedules/mesh_patterns.h"
+#include "libs/pair_schedules/mesh_report.h"
+#include "libs/pair_schedules/mesh_schedule.h"
+#include "libs/pair_schedules/narrowing.h"
 #include "nccltest/options.h"
 #include "nccltest/report.h"
-#include "probes/mesh/mesh_patterns.h"
-#include "probes/mesh/mesh_report.h"
-#include "probes/mesh/mesh_schedule.h"
-#include "probes/mesh/narrowing.h"
 
 namespace fabric::nccltest {
 

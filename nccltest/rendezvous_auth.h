@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "probes/agent/auth.h"
+#include "libs/agent_channel/auth.h"
 
 namespace fabric::nccltest {
 

@@ -140,6 +140,17 @@ constexpr Outcome kAllOutcomes[] = {Outcome::kApplied,         Outcome::kUnchang
 
 } // namespace
 
+HostState desired_host_state(const DesiredConfig& desired) {
+  HostState wanted;
+  wanted.ecn_np = desired.ecn_np;
+  wanted.ecn_rp = desired.ecn_rp;
+  wanted.cm_default_tos = desired.cm_default_tos;
+  wanted.cm_default_roce_mode = desired.cm_default_roce_mode;
+  wanted.rdma_traffic_class = desired.rdma_traffic_class;
+  wanted.rdma_device = desired.rdma_device.value_or("");
+  return wanted;
+}
+
 std::string_view outcome_name(Outcome outcome) {
   switch (outcome) {
   case Outcome::kApplied: return "applied";

@@ -12,7 +12,7 @@
 
 #include "common/result.h"
 #include "libs/dcb/dcb_config.h"
-#include "pfc/host_knobs.h"
+#include "libs/host_knobs/host_knobs.h"
 #include "pfc/plan.h"
 #include "pfc/profile.h"
 
@@ -27,6 +27,9 @@ enum class Outcome {
   kUnverified,      // written, but the read-back failed, so nobody knows
 };
 std::string_view outcome_name(Outcome outcome); // "applied", "ignored_by_device", ...
+
+// The knobs part of a profile: a HostState whose set fields are the wanted values.
+HostState desired_host_state(const DesiredConfig& desired);
 
 struct AttributeOutcome {
   std::string attribute; // "ets.tc_bw", or a part for kNotAvailable ("pfc", "ecn.roce_np")

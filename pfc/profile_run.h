@@ -11,7 +11,7 @@
 
 #include "common/result.h"
 #include "libs/dcb/dcb_config.h"
-#include "pfc/host_knobs.h"
+#include "libs/host_knobs/host_knobs.h"
 #include "pfc/plan.h"
 #include "pfc/profile.h"
 

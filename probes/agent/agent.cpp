@@ -18,9 +18,9 @@
 #include "common/json.h"
 #include "common/strings.h"
 #include "common/units.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/agent_handshake.h"
 #include "probes/agent/delegation_guard.h"
-#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

@@ -35,9 +35,9 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/channel.h"
 #include "probes/agent/agent_access.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/channel.h"
 #include "probes/agent/protocol.h"
 
 namespace fabric::probes {

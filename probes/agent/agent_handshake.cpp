@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/json.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

@@ -12,8 +12,8 @@
 #include <poll.h>
 
 #include "common/fd.h"
+#include "libs/agent_channel/framing.h"
 #include "probes/agent/agent.h"
-#include "probes/agent/framing.h"
 
 namespace fabric::probes {
 

@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/tcp_socket.h"
 
 namespace fabric::probes {
 

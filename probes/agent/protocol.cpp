@@ -5,7 +5,7 @@
 
 #include "common/json.h"
 #include "common/units.h"
-#include "probes/agent/auth.h"
+#include "libs/agent_channel/auth.h"
 
 namespace fabric::probes {
 

@@ -25,7 +25,7 @@
 
 #include "common/error.h"
 #include "common/result.h"
-#include "probes/agent/channel.h"
+#include "libs/agent_channel/channel.h"
 
 namespace fabric::probes {
 

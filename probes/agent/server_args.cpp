@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "common/units.h"
+#include "libs/agent_channel/auth.h"
 #include "probes/agent/agent_access.h"
-#include "probes/agent/auth.h"
 
 namespace fabric::probes {
 

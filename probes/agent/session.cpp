@@ -9,7 +9,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

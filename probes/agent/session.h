@@ -9,8 +9,8 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/channel.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/channel.h"
 #include "probes/agent/protocol.h"
 
 namespace fabric::probes {

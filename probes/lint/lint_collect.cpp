@@ -14,7 +14,7 @@
 #include "common/strings.h"
 #include "common/sysfs.h"
 #include "libs/dcb/dcb_netlink.h"
-#include "pfc/host_knobs.h"
+#include "libs/host_knobs/host_knobs.h"
 #include "libs/topology/gpu_visibility.h"
 
 namespace fabric::probes {

@@ -10,9 +10,9 @@
 #include "common/atomic_file.h"
 #include "common/json.h"
 #include "common/strings.h"
+#include "libs/pair_schedules/mesh_schedule.h"
 #include "probes/agent/protocol.h"
 #include "probes/agent/session.h"
-#include "probes/mesh/mesh_schedule.h"
 #include "probes/mesh/pair_scheduler.h"
 
 namespace fabric::probes {

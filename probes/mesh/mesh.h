@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/tcp_socket.h"
+#include "libs/pair_schedules/mesh_patterns.h"
+#include "libs/pair_schedules/mesh_report.h"
+#include "libs/pair_schedules/outliers.h"
 #include "probes/mesh/mesh_hosts.h"
-#include "probes/mesh/mesh_patterns.h"
-#include "probes/mesh/mesh_report.h"
-#include "probes/mesh/outliers.h"
 #include "probes/mesh/pair_scheduler.h"
 
 namespace fabric::probes {

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "common/units.h"
-#include "probes/agent/auth.h"
+#include "libs/agent_channel/auth.h"
 #include "probes/agent/protocol.h"
 
 namespace fabric::probes {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/tcp_socket.h"
 
 namespace fabric::probes {
 

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "probes/mesh/mesh_schedule.h"
+#include "libs/pair_schedules/mesh_schedule.h"
 
 namespace fabric::probes {
 

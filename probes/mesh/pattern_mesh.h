@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "libs/pair_schedules/narrowing.h"
 #include "probes/mesh/mesh.h"
-#include "probes/mesh/narrowing.h"
 
 namespace fabric::probes {
 

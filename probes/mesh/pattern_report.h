@@ -9,7 +9,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
-#include "probes/mesh/mesh_report.h"
+#include "libs/pair_schedules/mesh_report.h"
 #include "probes/mesh/pattern_mesh.h"
 
 namespace fabric::probes {

@@ -10,7 +10,7 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
-#include "probes/agent/channel.h"
+#include "libs/agent_channel/channel.h"
 #include "probes/devices/counters.h"
 #include "probes/rdma/rdma_cm_connect.h"
 #include "probes/rdma/rdma_exchange.h"

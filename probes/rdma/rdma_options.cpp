@@ -4,8 +4,8 @@
 
 #include "common/json.h"
 #include "common/units.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/protocol.h"
-#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

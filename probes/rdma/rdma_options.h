@@ -18,8 +18,8 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
+#include "libs/agent_channel/auth.h"
 #include "probes/agent/agent_access.h"
-#include "probes/agent/auth.h"
 #include "probes/agent/protocol.h"
 
 namespace fabric::probes {

@@ -12,7 +12,7 @@
 #include <rapidjson/document.h>
 
 #include "common/result.h"
-#include "probes/agent/channel.h"
+#include "libs/agent_channel/channel.h"
 #include "probes/rdma/rdma_options.h"
 #include "probes/rdma/rdma_report.h"
 

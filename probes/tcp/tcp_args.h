@@ -6,8 +6,8 @@
 #include <string>
 
 #include "common/result.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {

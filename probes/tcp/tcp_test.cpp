@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "common/units.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/agent.h"
 #include "probes/agent/session.h"
-#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

@@ -23,8 +23,8 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "libs/agent_channel/auth.h"
 #include "probes/agent/agent_access.h"
-#include "probes/agent/auth.h"
 #include "probes/stats.h"
 #include "probes/tcp/tcp_stream.h"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "common/json.h"
-#include "probes/agent/framing.h"
+#include "libs/agent_channel/framing.h"
 #include "probes/agent/protocol.h"
 #include "probes/rdma/rdma_options.h"
 #include "probes/tcp/tcp_test.h"

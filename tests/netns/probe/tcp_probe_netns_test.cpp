@@ -13,10 +13,10 @@
 #include "common/json.h"
 #include "common/netns.h"
 #include "common/subprocess.h"
-#include "probes/agent/channel.h"
+#include "libs/agent_channel/channel.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/protocol.h"
 #include "probes/agent/session.h"
-#include "probes/agent/tcp_socket.h"
 #include "tests/netns/probe/probe_processes.h"
 #include "tests/netns/test_network.h"
 

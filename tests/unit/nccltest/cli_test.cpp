@@ -7,7 +7,7 @@
 
 #include "common/cuda_runtime.h"
 #include "common/subprocess.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/tcp_socket.h"
 
 namespace fabric::nccltest {
 namespace {

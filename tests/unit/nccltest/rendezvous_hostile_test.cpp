@@ -14,11 +14,11 @@
 #include <gtest/gtest.h>
 
 #include "common/atomic_file.h"
+#include "libs/agent_channel/framing.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "nccltest/control_channel.h"
 #include "nccltest/rendezvous.h"
 #include "nccltest/rendezvous_auth.h"
-#include "probes/agent/framing.h"
-#include "probes/agent/tcp_socket.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabric::nccltest {

@@ -10,9 +10,9 @@
 #include <atomic>
 #include <condition_variable>
 
+#include "libs/agent_channel/tcp_socket.h"
 #include "nccltest/control_channel.h"
 #include "nccltest/rendezvous.h"
-#include "probes/agent/tcp_socket.h"
 
 namespace fabric::nccltest {
 namespace {

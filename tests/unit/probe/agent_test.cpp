@@ -19,12 +19,12 @@
 #include <spdlog/spdlog.h>
 
 #include "common/json.h"
+#include "libs/agent_channel/auth.h"
+#include "libs/agent_channel/framing.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/agent.h"
 #include "probes/agent/agent_access.h"
-#include "probes/agent/auth.h"
-#include "probes/agent/framing.h"
 #include "probes/agent/session.h"
-#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

@@ -2,7 +2,7 @@
 // so that a client and an agent of different builds keep agreeing.
 #include <gtest/gtest.h>
 
-#include "probes/agent/auth.h"
+#include "libs/agent_channel/auth.h"
 
 namespace fabric::probes {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/agent/channel.h"
+#include "libs/agent_channel/channel.h"
 
 namespace fabric::probes {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/mesh/mesh_patterns.h"
+#include "libs/pair_schedules/mesh_patterns.h"
 
 namespace fabric::probes {
 namespace {

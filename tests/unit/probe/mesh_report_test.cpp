@@ -9,7 +9,7 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
-#include "probes/mesh/mesh_report.h"
+#include "libs/pair_schedules/mesh_report.h"
 
 namespace fabric::probes {
 namespace {

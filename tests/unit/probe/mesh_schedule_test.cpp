@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/mesh/mesh_schedule.h"
+#include "libs/pair_schedules/mesh_schedule.h"
 
 namespace fabric::probes {
 namespace {

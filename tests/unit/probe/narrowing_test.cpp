@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/mesh/mesh_patterns.h"
-#include "probes/mesh/narrowing.h"
+#include "libs/pair_schedules/mesh_patterns.h"
+#include "libs/pair_schedules/narrowing.h"
 
 namespace fabric::probes {
 namespace {

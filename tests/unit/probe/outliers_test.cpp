@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/mesh/outliers.h"
+#include "libs/pair_schedules/outliers.h"
 
 namespace fabric::probes {
 namespace {

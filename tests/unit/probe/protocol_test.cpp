@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/protocol.h"
-#include "probes/agent/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

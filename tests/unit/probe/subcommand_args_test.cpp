@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/agent/auth.h"
+#include "libs/agent_channel/auth.h"
 #include "probes/agent/server_args.h"
 #include "probes/lint/lint_args.h"
 #include "probes/mesh/mesh_args.h"

@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 
 #include "common/json.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/agent.h"
 #include "probes/agent/session.h"
-#include "probes/agent/tcp_socket.h"
 #include "probes/tcp/tcp_test.h"
 
 namespace fabric::probes {

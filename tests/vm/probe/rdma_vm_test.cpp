@@ -19,10 +19,10 @@
 
 #include "common/json.h"
 #include "common/subprocess.h"
+#include "libs/agent_channel/tcp_socket.h"
 #include "probes/agent/agent.h"
 #include "probes/agent/protocol.h"
 #include "probes/agent/session.h"
-#include "probes/agent/tcp_socket.h"
 #include "probes/rdma/rdma_exchange.h"
 #include "probes/rdma/rdma_link.h"
 #include "probes/rdma/rdma_probe.h"

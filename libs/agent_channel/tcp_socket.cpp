@@ -1,4 +1,4 @@
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/tcp_socket.h"
 
 #include <arpa/inet.h>
 #include <cerrno>

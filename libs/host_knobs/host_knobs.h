@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "common/result.h"
-#include "pfc/profile.h"
 
 namespace fabric::pfc {
 
@@ -48,9 +47,6 @@ struct HostState {
     return ecn_np || ecn_rp || cm_default_tos || cm_default_roce_mode || rdma_traffic_class;
   }
 };
-
-// The knobs part of a profile: a HostState whose set fields are the wanted values.
-HostState desired_host_state(const DesiredConfig& desired);
 
 // Which knobs read() looks at. Reading the RDMA-CM defaults may need a mkdir in
 // configfs, which only root may do, so plan and verify read only what the profile names.

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/json.h"
-#include "probes/mesh/outliers.h"
+#include "libs/pair_schedules/outliers.h"
 
 namespace fabric::probes {
 

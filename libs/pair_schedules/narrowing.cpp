@@ -1,4 +1,4 @@
-#include "probes/mesh/narrowing.h"
+#include "libs/pair_schedules/narrowing.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "probes/agent/channel.h"
+#include "libs/agent_channel/channel.h"
 
 #include <cerrno>
 #include <poll.h>
@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common/json.h"
-#include "probes/agent/tcp_socket.h"
+#include "libs/agent_channel/tcp_socket.h"
 
 namespace fabric::probes {
 namespace {

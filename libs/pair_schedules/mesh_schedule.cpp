@@ -1,4 +1,4 @@
-#include "probes/mesh/mesh_schedule.h"
+#include "libs/pair_schedules/mesh_schedule.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "pfc/host_knobs.h"
+#include "libs/host_knobs/host_knobs.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -176,17 +176,6 @@ private:
 };
 
 } // namespace
-
-HostState desired_host_state(const DesiredConfig& desired) {
-  HostState wanted;
-  wanted.ecn_np = desired.ecn_np;
-  wanted.ecn_rp = desired.ecn_rp;
-  wanted.cm_default_tos = desired.cm_default_tos;
-  wanted.cm_default_roce_mode = desired.cm_default_roce_mode;
-  wanted.rdma_traffic_class = desired.rdma_traffic_class;
-  wanted.rdma_device = desired.rdma_device.value_or("");
-  return wanted;
-}
 
 KnobSelection KnobSelection::of(const HostState& wanted) {
   KnobSelection s;

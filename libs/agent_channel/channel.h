@@ -15,7 +15,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "probes/agent/framing.h"
+#include "libs/agent_channel/framing.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/agent/framing.h"
+#include "libs/agent_channel/framing.h"
 
 #include <arpa/inet.h>
 

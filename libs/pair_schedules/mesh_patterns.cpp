@@ -1,4 +1,4 @@
-#include "probes/mesh/mesh_patterns.h"
+#include "libs/pair_schedules/mesh_patterns.h"
 
 #include <algorithm>
 #include <map>

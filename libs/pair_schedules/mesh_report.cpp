@@ -1,4 +1,4 @@
-#include "probes/mesh/mesh_report.h"
+#include "libs/pair_schedules/mesh_report.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "probes/mesh/outliers.h"
+#include "libs/pair_schedules/outliers.h"
 
 #include <algorithm>
 #include <cmath>

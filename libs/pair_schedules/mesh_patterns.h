@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/mesh/mesh_schedule.h"
+#include "libs/pair_schedules/mesh_schedule.h"
 
 namespace fabric::probes {
 

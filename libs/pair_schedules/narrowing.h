@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/mesh/mesh_schedule.h"
-#include "probes/mesh/outliers.h"
+#include "libs/pair_schedules/mesh_schedule.h"
+#include "libs/pair_schedules/outliers.h"
 
 namespace fabric::probes {
 

@@ -1,4 +1,4 @@
-#include "probes/agent/auth.h"
+#include "libs/agent_channel/auth.h"
 
 #include <cstdlib>
 
