@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -75,12 +76,38 @@ std::vector<std::string> tbf(const std::string& ns, const std::string& dev, int 
           slow ? "2s" : "100ms"};
 }
 
+// The kernel's ARP table is one for all namespaces, and past gc_thresh3 entries (1,024 by
+// default) a new neighbour is refused ("neighbor table overflow"): at 256 hosts the
+// coordinator's 256 and every host's partners passed it, and agents failed each other's
+// handshakes. Raised for the test where the fleet needs more, and restored after it.
+class NeighbourTableLimit {
+public:
+  explicit NeighbourTableLimit(long wanted) {
+    std::ifstream in(kPath);
+    if (!(in >> saved_) || saved_ >= wanted) return;
+    std::ofstream(kPath) << wanted << "\n";
+    raised_ = true;
+  }
+  ~NeighbourTableLimit() {
+    if (raised_) std::ofstream(kPath) << saved_ << "\n";
+  }
+  NeighbourTableLimit(const NeighbourTableLimit&) = delete;
+  NeighbourTableLimit& operator=(const NeighbourTableLimit&) = delete;
+
+private:
+  static constexpr const char* kPath = "/proc/sys/net/ipv4/neigh/default/gc_thresh3";
+  long saved_ = 0;
+  bool raised_ = false;
+};
+
 class FleetSimulation : public ::testing::Test {
 protected:
   void SetUp() override {
     if (!testing::can_manage_network()) GTEST_SKIP() << testing::skip_reason();
     n_ = fleet_size();
     rate_kbit_ = host_kbit(n_);
+    // The coordinator knows every host, and each host a few partners.
+    neighbours_ = std::make_unique<NeighbourTableLimit>(8L * n_);
     const std::string fab = net_.add_namespace("fab");
     (void)fab;
     ASSERT_TRUE(ip({"link", "add", "sp", "type", "bridge"}));
@@ -203,6 +230,7 @@ protected:
 
   int n_ = 0;
   int rate_kbit_ = 0;
+  std::unique_ptr<NeighbourTableLimit> neighbours_; // first: restored once the rest is gone
   TestNetwork net_;
   TempDir dir_;
   std::vector<std::unique_ptr<ProbeAgent>> agents_;
