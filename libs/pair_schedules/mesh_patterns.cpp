@@ -94,7 +94,7 @@ PatternCoverage cover(const std::vector<MeshRound>& rounds, const std::vector<st
   c.leaf_pairs = leaf_count * (leaf_count - (leaf_count > 0 ? 1 : 0)) / 2;
   std::vector<bool> loaded(leaves.size());
   std::set<std::pair<std::string, std::string>> crossed;
-  std::set<std::string> crossing;
+  std::map<std::string, std::size_t> across; // pair tests across each leaf's uplinks
   for (const auto& round : rounds) {
     for (auto [a, b] : round) {
       ++c.pairs;
@@ -104,15 +104,33 @@ PatternCoverage cover(const std::vector<MeshRound>& rounds, const std::vector<st
         ++c.intra_leaf_pairs;
       } else {
         crossed.insert(std::minmax(leaves[a], leaves[b]));
-        crossing.insert(leaves[a]);
-        crossing.insert(leaves[b]);
+        ++across[leaves[a]];
+        ++across[leaves[b]];
       }
     }
   }
   c.hosts_loaded = static_cast<std::size_t>(std::count(loaded.begin(), loaded.end(), true));
   c.leaf_pairs_crossed = crossed.size();
-  c.leaves_crossing = crossing.size();
+  c.leaves_crossing = across.size();
+  for (const auto& [leaf, count] : across)
+    c.busiest_uplink_pairs = std::max(c.busiest_uplink_pairs, count);
   return c;
+}
+
+bool uplink_share_too_large(const PatternCoverage& c) {
+  return c.busiest_uplink_pairs * kUplinkShareDenominator >= c.pairs && c.pairs > 0;
+}
+
+// Cross-leaf rounds, then as many of leaf-local's rounds as keep every uplink below a third
+// of the pair tests; returns how many of those reference rounds it added.
+std::size_t add_reference_rounds(std::vector<MeshRound>& rounds,
+                                 const std::vector<std::vector<std::size_t>>& groups,
+                                 const std::vector<std::string>& leaves) {
+  const auto inside = leaf_local_rounds(groups);
+  std::size_t added = 0;
+  while (added < inside.size() && uplink_share_too_large(cover(rounds, leaves, groups.size())))
+    rounds.push_back(inside[added++]);
+  return added;
 }
 
 } // namespace
@@ -211,6 +229,7 @@ Result<PatternPlan> plan_pattern(const PatternSpec& spec, const std::vector<std:
       }
       plan.spec.rounds = leaf_rounds;
       rounds = cross_leaf_rounds(groups, leaf_rounds);
+      plan.reference_rounds = add_reference_rounds(rounds, groups, leaves);
     }
     break;
   }
@@ -236,15 +255,26 @@ Result<PatternPlan> plan_pattern(const PatternSpec& spec, const std::vector<std:
 
 std::string describe_plan(const PatternPlan& plan) {
   const PatternCoverage& c = plan.coverage;
-  std::string out = pattern_name(plan.spec) + ": " + std::to_string(plan.rounds.size()) +
-                    " rounds, " + std::to_string(c.pairs) + " pair tests; " +
-                    std::to_string(c.hosts_loaded) + "/" + std::to_string(c.hosts) +
-                    " hosts loaded";
+  std::string out = pattern_name(plan.spec);
+  if (plan.reference_rounds > 0) {
+    out += " + " + std::to_string(plan.reference_rounds) + " reference round" +
+           (plan.reference_rounds > 1 ? "s" : "") + " inside the leaves";
+  }
+  out += ": " + std::to_string(plan.rounds.size()) + " rounds, " + std::to_string(c.pairs) +
+         " pair tests; " + std::to_string(c.hosts_loaded) + "/" + std::to_string(c.hosts) +
+         " hosts loaded";
   if (c.leaves > 0) {
+    const std::size_t percent =
+        c.pairs > 0 ? (100 * c.busiest_uplink_pairs + c.pairs / 2) / c.pairs : 0;
     out += "; " + std::to_string(c.leaves) + " leaves, " + std::to_string(c.leaves_crossing) + "/" +
            std::to_string(c.leaves) + " with uplink load, " + std::to_string(c.leaf_pairs_crossed) +
            "/" + std::to_string(c.leaf_pairs) + " leaf pairs crossed, " +
-           std::to_string(c.intra_leaf_pairs) + " pair tests inside a leaf";
+           std::to_string(c.intra_leaf_pairs) + " pair tests inside a leaf, at most " +
+           std::to_string(percent) + "% across one uplink";
+    if (uplink_share_too_large(c)) {
+      out += " (a third or more: a slow uplink would set the median instead of standing out "
+             "of it)";
+    }
   }
   return out;
 }

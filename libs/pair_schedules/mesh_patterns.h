@@ -11,12 +11,22 @@
 //   leaf-local   m - 1 or m, m = the largest leaf         every pair inside each leaf, all
 //                                                         leaves at once; no uplink
 //   cross-leaf   K leaf rounds (default 1, 2 if the       every host of a leaf paired with a
-//                number of leaves is odd), at most L - 1  host of another leaf at once: every
-//                                                         uplink under full load
+//                number of leaves is odd), at most L - 1, host of another leaf at once: every
+//                + reference rounds inside the leaves     uplink under full load
+//                while one uplink has a third or more
 //   random:K     K                                        K random perfect matchings, seeded:
 //                                                         each host meets K partners
 //
 // Hosts carry their leaf (mesh_hosts.h); leaf-local and cross-leaf need every host's.
+//
+// The narrowing judges a result against the median of all of them, so a slow uplink only
+// stands out while its pairs are a minority. In a cross-leaf round every pair crosses two
+// uplinks, so one leaf's uplink carries 2/L of the pairs whatever K (half of them with
+// four leaves): with few leaves (fewer than eight at the default K), cross-leaf adds rounds
+// of pairs inside the leaves (leaf-local's first rounds), which cross no uplink, until every
+// uplink carries less than a third of the pair tests. Every plan reports that largest
+// share, and its description warns when it is a third or more (a ring or random matching
+// over few leaves).
 #pragma once
 
 #include <cstddef>
@@ -47,18 +57,23 @@ std::string pattern_name(const PatternSpec& spec); // parse_pattern's form
 
 // What a plan puts under load.
 struct PatternCoverage {
-  std::size_t pairs = 0;              // pair tests over all rounds
-  std::size_t hosts = 0;              // in the mesh
-  std::size_t hosts_loaded = 0;       // in at least one pair
-  std::size_t leaves = 0;             // distinct leaves (0 when hosts have none)
-  std::size_t leaves_crossing = 0;    // leaves whose uplinks carry at least one pair
-  std::size_t leaf_pairs = 0;         // unordered pairs of distinct leaves
-  std::size_t leaf_pairs_crossed = 0; // of those, the ones some pair crosses
-  std::size_t intra_leaf_pairs = 0;   // pair tests inside one leaf
+  std::size_t pairs = 0;                // pair tests over all rounds
+  std::size_t hosts = 0;                // in the mesh
+  std::size_t hosts_loaded = 0;         // in at least one pair
+  std::size_t leaves = 0;               // distinct leaves (0 when hosts have none)
+  std::size_t leaves_crossing = 0;      // leaves whose uplinks carry at least one pair
+  std::size_t leaf_pairs = 0;           // unordered pairs of distinct leaves
+  std::size_t leaf_pairs_crossed = 0;   // of those, the ones some pair crosses
+  std::size_t intra_leaf_pairs = 0;     // pair tests inside one leaf
+  std::size_t busiest_uplink_pairs = 0; // pair tests across the uplinks of the busiest leaf
 };
+
+// A fault that touches this share of the pair tests or more can set the median itself.
+inline constexpr std::size_t kUplinkShareDenominator = 3; // a third
 
 struct PatternPlan {
   PatternSpec spec;
+  std::size_t reference_rounds = 0; // cross-leaf: rounds inside the leaves (ordered: twice)
   std::vector<MeshRound> rounds;
   PatternCoverage coverage;
 };
@@ -68,7 +83,7 @@ Result<PatternPlan> plan_pattern(const PatternSpec& spec, const std::vector<std:
                                  bool ordered);
 
 // "ring: 4 rounds, 128 pair tests; 64/64 hosts loaded; 8 leaves, 8/8 with uplink load,
-//  8/28 leaf pairs crossed"
+//  8/28 leaf pairs crossed, 112 pair tests inside a leaf, at most 6% across one uplink"
 std::string describe_plan(const PatternPlan& plan);
 
 } // namespace fabric::probes

@@ -78,6 +78,10 @@ Result<std::vector<PatternMeshReport>> run_pattern_mesh(const MeshOptions& optio
     narrowing.better = test.better;
     narrowing.threshold = options.outlier_threshold;
     narrowing.min_relative = options.low_relative;
+    // A rate is judged on the ratio scale, as fabric-nccltest --pairs judges bus bandwidth:
+    // a linear MAD of widely spread rates can exceed the median itself, a limit below zero
+    // under which no rate can fall, and "no fault" from a rule that could see none.
+    narrowing.ratio_scale = test.better == Better::kHigher;
     // Without narrowing, no follow-up round: the verdict stands on the pattern alone.
     narrowing.follow_up = options.narrow;
     report.narrowed = options.narrow;

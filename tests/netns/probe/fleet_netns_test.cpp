@@ -1,11 +1,12 @@
 // The fleet simulation: N agents (64 by default) in their own namespaces, each behind a
 // veth on its leaf's bridge, eight hosts a leaf, the leaves joined by uplink veths to a
-// spine bridge, every host's egress shaped to 10 Mbit/s so that the CPU is not the
-// bottleneck. One fault is planted at a tenth of that rate with tc, first a slow node
-// (both ends of its veth), then a slow leaf uplink (both ends of the uplink veth); the
-// real `fabric-probe mesh --pattern` over TCP must name exactly that fault. Each run
-// prints one "fleet:" line (hosts, pattern, rounds, wall time, the coordinator's CPU time
-// and peak memory) that scripts/bench/fleet_mesh.sh collects; nothing here asserts a time.
+// spine bridge, every host's egress shaped with tc so that the simulated fabric, not the
+// CPU, sets the rates (kFabricKbit below). One fault is planted at a tenth of that rate,
+// first a slow node (both ends of its veth), then a slow leaf uplink (both ends of the
+// uplink veth); the real `fabric-probe mesh --pattern` over TCP must name exactly that
+// fault. Each run prints one "fleet:" line (hosts, rates, pattern, rounds, wall time, the
+// coordinator's CPU time and peak memory) that scripts/bench/fleet_mesh.sh collects;
+// nothing here asserts a time.
 //
 // FABRIC_FLEET_HOSTS sets N (24 to 512, a multiple of 8: a slow uplink is told from a slow
 // fabric only with a third leaf to compare against).
@@ -16,7 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <string_view>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -35,9 +36,14 @@ using testing::TempDir;
 using testing::TestNetwork;
 
 constexpr int kPerLeaf = 8;
-// Low enough that 32 pairs at once never make the CPU the bottleneck on a loaded machine.
-const char* const kRate = "10mbit";
-const char* const kSlowRate = "1mbit";
+// What all of a round's pairs carry at once (n / 2 pairs): a budget two loaded cores move
+// through bridges and tbf with room to spare (64 hosts at 10 Mbit/s each named both
+// faults on a machine at load 21). Each host gets its share, at most 10 Mbit/s: 10 up to 64 hosts,
+// 5 at 128, 2.5 at 256, so the rates are the fabric's at every size. At a fixed 10 Mbit/s,
+// 256 hosts asked for 1.28 Gbit/s and the cores set the rates: healthy pairs read low.
+constexpr int kFabricKbit = 320'000;
+constexpr int kMaxHostKbit = 10'000;
+constexpr int kSlowdown = 10; // the planted fault's rate: a tenth
 
 int fleet_size() {
   const char* env = std::getenv("FABRIC_FLEET_HOSTS");
@@ -45,20 +51,63 @@ int fleet_size() {
   return n >= 3 * kPerLeaf && n <= 512 && n % kPerLeaf == 0 ? n : 64;
 }
 
-// A link shaped to `rate`. The slow rate queues up to 2 s rather than 100 ms: eight streams
+int host_kbit(int hosts) {
+  return std::min(kMaxHostKbit, kFabricKbit / (hosts / 2));
+}
+
+// A link shaped to `kbit`. The slow rate queues up to 2 s rather than 100 ms: eight streams
 // across one slow uplink overflow a short queue, and TCP's backoff after repeated drops
 // then starves a stream past the test's I/O timeout, a failed pair instead of a slow one.
-std::vector<std::string> tbf(const std::string& ns, const std::string& dev, const char* rate) {
-  const char* latency = std::string_view(rate) == kSlowRate ? "2s" : "100ms";
-  return {"tc",  "-n",   ns,   "qdisc", "replace", "dev",     dev,    "root",
-          "tbf", "rate", rate, "burst", "4kb",     "latency", latency};
+std::vector<std::string> tbf(const std::string& ns, const std::string& dev, int kbit, bool slow) {
+  return {"tc",
+          "-n",
+          ns,
+          "qdisc",
+          "replace",
+          "dev",
+          dev,
+          "root",
+          "tbf",
+          "rate",
+          std::to_string(kbit) + "kbit",
+          "burst",
+          "4kb",
+          "latency",
+          slow ? "2s" : "100ms"};
 }
+
+// The kernel's ARP table is one for all namespaces, and past gc_thresh3 entries (1,024 by
+// default) a new neighbour is refused ("neighbor table overflow"): at 256 hosts the
+// coordinator's 256 and every host's partners passed it, and agents failed each other's
+// handshakes. Raised for the test where the fleet needs more, and restored after it.
+class NeighbourTableLimit {
+public:
+  explicit NeighbourTableLimit(long wanted) {
+    std::ifstream in(kPath);
+    if (!(in >> saved_) || saved_ >= wanted) return;
+    std::ofstream(kPath) << wanted << "\n";
+    raised_ = true;
+  }
+  ~NeighbourTableLimit() {
+    if (raised_) std::ofstream(kPath) << saved_ << "\n";
+  }
+  NeighbourTableLimit(const NeighbourTableLimit&) = delete;
+  NeighbourTableLimit& operator=(const NeighbourTableLimit&) = delete;
+
+private:
+  static constexpr const char* kPath = "/proc/sys/net/ipv4/neigh/default/gc_thresh3";
+  long saved_ = 0;
+  bool raised_ = false;
+};
 
 class FleetSimulation : public ::testing::Test {
 protected:
   void SetUp() override {
     if (!testing::can_manage_network()) GTEST_SKIP() << testing::skip_reason();
     n_ = fleet_size();
+    rate_kbit_ = host_kbit(n_);
+    // The coordinator knows every host, and each host a few partners.
+    neighbours_ = std::make_unique<NeighbourTableLimit>(8L * n_);
     const std::string fab = net_.add_namespace("fab");
     (void)fab;
     ASSERT_TRUE(ip({"link", "add", "sp", "type", "bridge"}));
@@ -82,7 +131,7 @@ protected:
       ASSERT_TRUE(testing::run_checked(
                       {"ip", "-n", ns(host), "addr", "add", address(i) + "/16", "dev", inside})
                       .ok());
-      ASSERT_TRUE(testing::run_checked(tbf(ns(host), inside, kRate)).ok());
+      ASSERT_TRUE(testing::run_checked(tbf(ns(host), inside, rate_kbit_, false)).ok());
       host_links_.push_back({inside, port});
     }
     // All agents start at once: one after the other, their start-up would dominate.
@@ -163,16 +212,25 @@ protected:
     auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
     const double cpu = seconds(after.ru_utime) + seconds(after.ru_stime) -
                        seconds(before.ru_utime) - seconds(before.ru_stime);
-    std::printf("fleet: hosts=%d fault=%s pattern=%s pattern_rounds=%u follow_up_rounds=%u "
+    std::printf("fleet: hosts=%d rate_kbit=%d slow_kbit=%d fault=%s pattern=%s "
+                "pattern_rounds=%u follow_up_rounds=%u low_results=%u "
                 "verdict=\"%s\" wall_s=%.1f coordinator_cpu_s=%.2f children_max_rss_kb=%ld\n",
-                n_, fault.c_str(), pattern.c_str(), test["pattern_rounds"].GetUint(),
-                test["follow_up_rounds"].GetUint(), test["verdict"]["text"].GetString(), wall, cpu,
+                n_, rate_kbit_, slow_kbit(), fault.c_str(), pattern.c_str(),
+                test["pattern_rounds"].GetUint(), test["follow_up_rounds"].GetUint(),
+                test["low_results"].GetUint(), test["verdict"]["text"].GetString(), wall, cpu,
                 after.ru_maxrss);
     std::fflush(stdout);
     return doc;
   }
 
+  int slow_kbit() const { return rate_kbit_ / kSlowdown; }
+  std::vector<std::string> slow_tbf(const std::string& ns, const std::string& dev) const {
+    return tbf(ns, dev, slow_kbit(), true);
+  }
+
   int n_ = 0;
+  int rate_kbit_ = 0;
+  std::unique_ptr<NeighbourTableLimit> neighbours_; // first: restored once the rest is gone
   TestNetwork net_;
   TempDir dir_;
   std::vector<std::unique_ptr<ProbeAgent>> agents_;
@@ -185,8 +243,8 @@ TEST_F(FleetSimulation, NamesAPlantedSlowNodeThenASlowUplink) {
   // A slow node: both directions of its veth, in a leaf of its own kind.
   const int slow = n_ / 2 + 3;
   const auto& [inside, port] = host_links_[slow];
-  ASSERT_TRUE(testing::run_checked(tbf(ns("h" + std::to_string(slow)), inside, kSlowRate)).ok());
-  ASSERT_TRUE(testing::run_checked(tbf(ns("fab"), port, kSlowRate)).ok());
+  ASSERT_TRUE(testing::run_checked(slow_tbf(ns("h" + std::to_string(slow)), inside)).ok());
+  ASSERT_TRUE(testing::run_checked(slow_tbf(ns("fab"), port)).ok());
   {
     auto doc = run_mesh("ring", "node");
     ASSERT_TRUE(doc.IsObject());
@@ -203,7 +261,8 @@ TEST_F(FleetSimulation, NamesAPlantedSlowNodeThenASlowUplink) {
     std::string svg = testing::read_text(dir_.file("ring.svg"));
     EXPECT_NE(svg.find("!lf" + std::to_string(slow / kPerLeaf)), std::string::npos);
   }
-  ASSERT_TRUE(testing::run_checked(tbf(ns("h" + std::to_string(slow)), inside, kRate)).ok());
+  ASSERT_TRUE(
+      testing::run_checked(tbf(ns("h" + std::to_string(slow)), inside, rate_kbit_, false)).ok());
   ASSERT_TRUE(
       testing::run_checked({"tc", "-n", ns("fab"), "qdisc", "del", "dev", port, "root"}).ok());
 
@@ -211,7 +270,7 @@ TEST_F(FleetSimulation, NamesAPlantedSlowNodeThenASlowUplink) {
   // A leaf past the middle, and never past the last.
   const int leaf = std::min(n_ / kPerLeaf / 2 + 1, n_ / kPerLeaf - 1);
   for (const auto& end : {uplinks_[leaf].first, uplinks_[leaf].second})
-    ASSERT_TRUE(testing::run_checked(tbf(ns("fab"), end, kSlowRate)).ok());
+    ASSERT_TRUE(testing::run_checked(slow_tbf(ns("fab"), end)).ok());
   {
     auto doc = run_mesh("cross-leaf", "uplink");
     ASSERT_TRUE(doc.IsObject());

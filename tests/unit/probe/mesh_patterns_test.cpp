@@ -86,9 +86,13 @@ TEST(MeshPatterns, CrossLeafLoadsEveryUplinkInOneRound) {
   EXPECT_EQ(p.coverage.leaves_crossing, 8u);
   EXPECT_EQ(p.coverage.leaf_pairs_crossed, 4u);
   EXPECT_EQ(p.coverage.leaf_pairs, 28u);
-  // An odd number of leaves: two rounds, so the leaf that sat out meets one.
+  EXPECT_EQ(p.reference_rounds, 0u); // one uplink carries 8 of the 32 pair tests
+  EXPECT_EQ(p.coverage.busiest_uplink_pairs, 8u);
+  // An odd number of leaves: two rounds, so the leaf that sat out meets one; a leaf in both
+  // carries 16 of their 48 pair tests, a third, so a round inside the leaves follows.
   auto odd = plan("cross-leaf", leaves(56, 8), false);
-  EXPECT_EQ(odd.rounds.size(), 2u);
+  EXPECT_EQ(odd.rounds.size(), 3u);
+  EXPECT_EQ(odd.reference_rounds, 1u);
   EXPECT_EQ(odd.coverage.leaves_crossing, 7u);
   // Every leaf pair: L - 1 rounds, and a new partner for each host every round.
   auto all = plan("cross-leaf:7", l, true);
@@ -97,6 +101,42 @@ TEST(MeshPatterns, CrossLeafLoadsEveryUplinkInOneRound) {
   auto met = check_matchings(all, 64);
   for (auto [pair, count] : met)
     EXPECT_EQ(count, 2) << pair.first << "-" << pair.second; // once each way
+}
+
+// With four leaves a slow uplink's pairs are half of any cross-leaf round, whatever K: the
+// median would be slow and nothing low. Rounds inside the leaves bring it below a third.
+TEST(MeshPatterns, CrossLeafOverFewLeavesKeepsEveryUplinkBelowAThird) {
+  for (const char* text : {"cross-leaf", "cross-leaf:3"}) {
+    SCOPED_TRACE(text);
+    auto l = leaves(32, 8);
+    auto p = plan(text, l, true);
+    const std::size_t cross = p.spec.rounds;
+    EXPECT_EQ(p.reference_rounds, cross == 1 ? 1u : 2u);
+    ASSERT_EQ(p.rounds.size(), 2 * (cross + p.reference_rounds));
+    check_matchings(p, 32);
+    for (std::size_t r = 0; r < p.rounds.size(); ++r) {
+      const bool reference = r % (p.rounds.size() / 2) >= cross;
+      for (auto [a, b] : p.rounds[r])
+        EXPECT_EQ(l[a] == l[b], reference) << "round " << r;
+    }
+    EXPECT_LT(3 * p.coverage.busiest_uplink_pairs, p.coverage.pairs);
+    EXPECT_EQ(p.coverage.leaves_crossing, 4u);
+  }
+  // Two leaves: every crossing pair crosses both uplinks; three rounds inside bring it to 1/4.
+  auto two = plan("cross-leaf", leaves(16, 8), false);
+  EXPECT_EQ(two.reference_rounds, 3u);
+  EXPECT_EQ(describe_plan(two).rfind("cross-leaf:1 + 3 reference rounds inside the leaves: "
+                                     "4 rounds, 32 pair tests",
+                                     0),
+            0u)
+      << describe_plan(two);
+  // Leaves of one host have no pair inside: the plan says what that costs.
+  auto single = plan("cross-leaf", leaves(4, 1), false);
+  EXPECT_EQ(single.reference_rounds, 0u);
+  EXPECT_NE(describe_plan(single).find("50% across one uplink (a third or more: a slow uplink "
+                                       "would set the median"),
+            std::string::npos)
+      << describe_plan(single);
 }
 
 TEST(MeshPatterns, RandomMatchingsAreReproducibleFromTheSeed) {
@@ -128,7 +168,7 @@ TEST(MeshPatterns, DescribeStatesTheCost) {
   auto p = plan("ring", leaves(64, 8), true);
   EXPECT_EQ(describe_plan(p), "ring: 4 rounds, 128 pair tests; 64/64 hosts loaded; 8 leaves, "
                               "8/8 with uplink load, 8/28 leaf pairs crossed, 112 pair tests "
-                              "inside a leaf");
+                              "inside a leaf, at most 3% across one uplink");
 }
 
 TEST(MeshPatterns, ErrorsNameTheProblem) {

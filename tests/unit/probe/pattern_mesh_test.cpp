@@ -134,6 +134,60 @@ TEST(PatternMesh, RingAndNarrowingNameTheSlowNodeDespiteADeadAgent) {
   EXPECT_NE(svg.find("!l2"), std::string::npos);
 }
 
+std::size_t host_number(const MeshHost& h) {
+  return std::stoul(h.name.substr(1));
+}
+
+MeshOptions placed_hosts(int n, int per_leaf, const char* pattern) {
+  MeshOptions o;
+  std::string file;
+  for (int i = 0; i < n; ++i)
+    file += "h" + std::to_string(i) + " leaf=l" + std::to_string(i / per_leaf) + "\n";
+  o.hosts = *parse_mesh_hosts_file(file, 18515, "hosts");
+  o.tests = {*make_mesh_test("tcp_bw", {})};
+  o.pattern = *parse_pattern(pattern);
+  return o;
+}
+
+// Rates between ranks that share cores vary by a factor: a linear MAD of them exceeds the
+// median, the low limit falls below zero, and the slow node's 0.05 Gb/s passed as "no fault".
+TEST(PatternMesh, AWideSpreadOfRatesStillShowsASlowNode) {
+  MeshOptions o = placed_hosts(64, 8, "ring");
+  const double spread[] = {2, 3, 5, 8, 12, 20};
+  auto reports = run_pattern_mesh(
+      o, {}, [&](const MeshHost& s, const MeshHost& d, const MeshTest&, std::chrono::milliseconds) {
+        if (s.name == "h21" || d.name == "h21") return PairOutcome{0.05, ""};
+        return PairOutcome{spread[(host_number(s) * 7 + host_number(d) * 3) % 6], ""};
+      });
+  ASSERT_TRUE(reports.ok()) << reports.error().message();
+  const PatternMeshReport& r = reports->front();
+  EXPECT_EQ(r.narrowing.verdict.kind, FaultKind::kNode) << render_pattern_text(r);
+  ASSERT_EQ(r.narrowing.verdict.hosts.size(), 1u);
+  EXPECT_EQ(r.hosts.at(r.narrowing.verdict.hosts[0]), "h21");
+  EXPECT_GT(r.narrowing.limit, 0.0);
+  EXPECT_LT(r.narrowing.limit, r.narrowing.baseline) << "a rate cannot fall below zero";
+  EXPECT_EQ(render_pattern_text(r).find("low when below -"), std::string::npos);
+}
+
+// 32 hosts on four leaves, leaf l2's uplink slow: with cross-leaf:1 alone its pairs were
+// half of the results, the median slow and nothing low; the round inside the leaves makes
+// them a quarter, and the follow-up against an untouched leaf names the uplink.
+TEST(PatternMesh, CrossLeafNamesASlowUplinkAmongFourLeaves) {
+  MeshOptions o = placed_hosts(32, 8, "cross-leaf");
+  auto reports = run_pattern_mesh(
+      o, {}, [&](const MeshHost& s, const MeshHost& d, const MeshTest&, std::chrono::milliseconds) {
+        const std::size_t a = host_number(s) / 8, b = host_number(d) / 8;
+        return PairOutcome{a != b && (a == 2 || b == 2) ? 0.12 : 9.5, ""};
+      });
+  ASSERT_TRUE(reports.ok()) << reports.error().message();
+  const PatternMeshReport& r = reports->front();
+  EXPECT_EQ(r.narrowing.verdict.kind, FaultKind::kUplink) << render_pattern_text(r);
+  EXPECT_EQ(r.narrowing.verdict.leaf, "l2");
+  EXPECT_EQ(r.pattern_rounds, 4u); // one round across, one inside, each both ways
+  EXPECT_LE(r.narrowing.follow_up_rounds, 2u);
+  EXPECT_NE(r.plan.find("+ 1 reference round inside the leaves"), std::string::npos) << r.plan;
+}
+
 TEST(PatternMesh, TenThousandHostsStayBounded) {
   MeshOptions o;
   std::vector<std::string> entries;
