@@ -103,14 +103,45 @@ Result<bool> sync_sets(IpsetSocket& ipset, const AccountingPlan& plan) {
   return changed;
 }
 
+// Makes each class map hold exactly the plan's networks with their classes' marks: a
+// network whose mark changed takes the new one in place (an add overwrites it).
+Result<void> sync_class_maps(IpsetSocket& ipset, const AccountingPlan& plan) {
+  for (const ClassMap& map : plan.class_maps) {
+    FABRIC_TRY(ipset.create_mark_map(map.name, map.family));
+    FABRIC_ASSIGN_OR_RETURN(auto elements, ipset.list(map.name));
+    std::vector<ClassNetwork> have;
+    for (const auto& element : elements)
+      have.push_back({element.address, element.skbmask == map.mask ? element.skbmark : ~0u});
+    std::sort(have.begin(), have.end());
+    std::vector<ClassNetwork> missing;
+    std::set_difference(map.networks.begin(), map.networks.end(), have.begin(), have.end(),
+                        std::back_inserter(missing));
+    std::vector<IpsetElement> additions;
+    for (const auto& network : missing)
+      additions.push_back(
+          {.address = network.network, .skbmark = network.mark, .skbmask = map.mask});
+    FABRIC_TRY(ipset.add_marked(map.name, additions));
+    std::vector<Cidr> extra;
+    for (const auto& network : have) {
+      if (std::none_of(map.networks.begin(), map.networks.end(),
+                       [&](const ClassNetwork& n) { return n.network == network.network; }))
+        extra.push_back(network.network);
+    }
+    FABRIC_TRY(ipset.remove(map.name, extra));
+  }
+  return Ok();
+}
+
 // Destroys our sets that the plan (null: none) does not name. A set a rule still uses
 // stays until the next pass.
 Result<std::size_t> destroy_other_sets(IpsetSocket& ipset, const AccountingPlan* plan) {
   FABRIC_ASSIGN_OR_RETURN(auto existing, ipset.names(kIpsetPrefix));
   std::size_t destroyed = 0;
   for (const auto& name : existing) {
-    if (plan != nullptr && std::any_of(plan->sets.begin(), plan->sets.end(),
-                                       [&](const AccountingSet& s) { return s.name == name; }))
+    if (plan != nullptr && (std::any_of(plan->sets.begin(), plan->sets.end(),
+                                        [&](const AccountingSet& s) { return s.name == name; }) ||
+                            std::any_of(plan->class_maps.begin(), plan->class_maps.end(),
+                                        [&](const ClassMap& m) { return m.name == name; })))
       continue;
     auto gone = ipset.destroy(name);
     if (!gone.ok()) {
@@ -283,6 +314,7 @@ Result<void> AccountingReconciler::reconcile() {
     FABRIC_ASSIGN_OR_RETURN(IpsetSocket ipset, IpsetSocket::open());
     // Sets first: a rule cannot name a set that does not exist.
     FABRIC_ASSIGN_OR_RETURN(bool members_changed, sync_sets(ipset, *plan));
+    FABRIC_TRY(sync_class_maps(ipset, *plan));
     if (members_changed)
       spdlog::debug("accounting: set members updated for {} pod(s)", plan->pods.size());
     bool applied = false;

@@ -2,15 +2,13 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "exporters/stable_hash.h"
 
 namespace fabric::exporters {
 namespace {
-
-constexpr const char* kDstChain = "FABRIC-ACCT-DST";
-constexpr const char* kSrcChain = "FABRIC-ACCT-SRC";
 
 class Writer {
 public:
@@ -32,17 +30,11 @@ private:
   std::map<std::string, std::size_t> rules_per_chain_;
 };
 
-// The classifier chain: MARK with the class of the source (-s) or destination (-d).
-void classify(Writer& w, const char* chain, const char* side, int family,
-              const std::vector<TrafficClass>& classes, uint32_t mask) {
+// MARK with the class of the packet's source or destination (`side`): reset to external,
+// then one lookup in the class map, which sets the class's bits where a network matches.
+void classify(Writer& w, const char* chain, const char* side, int family, uint32_t mask) {
   w.rule(chain, "-j MARK --set-xmark " + mark_spec(0, mask));
-  for (std::size_t k = classes.size(); k-- > 0;) {
-    for (const auto& network : classes[k].networks) {
-      if (network.family != family) continue;
-      w.rule(chain, std::string(side) + " " + network.text() + " -j MARK --set-xmark " +
-                        mark_spec(deposit_bits(static_cast<uint32_t>(k + 1), mask), mask));
-    }
-  }
+  w.rule(chain, "-j SET --map-set " + class_map_name(family) + " " + side + " --map-mark");
 }
 
 // The per-class set matches of one direction: only the rule whose mark matches looks the
@@ -65,18 +57,17 @@ FamilyRules family_rules(int family, const std::vector<TrafficClass>& classes, u
   }
   if (!any) return {};
   Writer w;
-  for (const char* chain : {kTxChain, kRxChain, kDstChain, kSrcChain})
+  for (const char* chain : {kTxChain, kRxChain})
     w.chain(chain);
-  classify(w, kDstChain, "-d", family, classes, mask);
-  classify(w, kSrcChain, "-s", family, classes, mask);
   // The host's own loopback traffic is no pod's, and must not pay for the lookups.
   w.rule(kTxChain, "-i lo -j RETURN");
   w.rule(kRxChain, "-o lo -j RETURN");
-  w.rule(kTxChain, "-j " + std::string(kDstChain));
-  w.rule(kRxChain, "-j " + std::string(kSrcChain));
+  classify(w, kTxChain, "dst", family, mask);
   count_by_set(w, kTxChain, "tx", "src", family, classes.size() + 1, mask);
+  classify(w, kRxChain, "src", family, mask);
   count_by_set(w, kRxChain, "rx", "dst", family, classes.size() + 1, mask);
-  w.rule(kRxChain, "-j " + std::string(kDstChain));
+  // The packet leaves with its destination's class.
+  classify(w, kRxChain, "dst", family, mask);
   return w.finish();
 }
 
@@ -108,6 +99,38 @@ std::string ipset_name(const std::string& direction, int family, std::size_t cla
   return kIpsetPrefix + direction + (family == AF_INET ? "4-" : "6-") + std::to_string(class_index);
 }
 
+std::string class_map_name(int family) {
+  return kIpsetPrefix + std::string(family == AF_INET ? "class4" : "class6");
+}
+
+std::vector<ClassNetwork> class_networks(const std::vector<TrafficClass>& classes, uint32_t mask,
+                                         int family) {
+  std::vector<Cidr> earlier; // every network of the family seen so far, in configured order
+  std::vector<ClassNetwork> out;
+  for (std::size_t k = 0; k < classes.size(); ++k) {
+    const uint32_t mark = deposit_bits(static_cast<uint32_t>(k + 1), mask);
+    for (const auto& configured : classes[k].networks) {
+      if (configured.family != family) continue;
+      std::vector<Cidr> parts{configured};
+      if (configured.prefix == 0) {
+        Cidr upper = configured;
+        upper.prefix = parts[0].prefix = 1;
+        upper.address[0] = 0x80;
+        parts.push_back(upper);
+      }
+      for (const auto& part : parts) {
+        // An earlier network that contains this one wins wherever this one would match.
+        if (std::none_of(earlier.begin(), earlier.end(),
+                         [&](const Cidr& e) { return e.contains(part); }))
+          out.push_back({part, mark});
+        earlier.push_back(part);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::string plan_comment(const std::string& hash) {
   return "fabric-exporter plan " + hash;
 }
@@ -135,15 +158,14 @@ AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_
   plan.v4 = family_rules(AF_INET, classes, mark_mask, pods);
   plan.v6 = family_rules(AF_INET6, classes, mark_mask, pods);
   plan.hash = hex_hash(plan.v4.restore + plan.v6.restore);
-  // The plan's hash, as a rule that only carries a comment, first in FABRIC-ACCT-TX: a
-  // restart reads it back to adopt what it finds instead of rewriting it.
+  // The plan's hash, as a comment on the first rule of FABRIC-ACCT-TX (a rule every
+  // packet passes anyway): a restart reads it back to adopt what it finds instead of
+  // rewriting it.
   for (FamilyRules* rules : {&plan.v4, &plan.v6}) {
     if (rules->restore.empty()) continue;
-    const std::string marker = "-A " + std::string(kTxChain) + " ";
-    const std::size_t at = rules->restore.find(marker);
-    rules->restore.insert(at,
-                          marker + "-m comment --comment \"" + plan_comment(plan.hash) + "\"\n");
-    ++rules->rules_per_chain[kTxChain];
+    const std::string loopback = "-A " + std::string(kTxChain) + " -i lo ";
+    const std::size_t at = rules->restore.find(loopback) + loopback.size();
+    rules->restore.insert(at, "-m comment --comment \"" + plan_comment(plan.hash) + "\" ");
   }
   for (int family : {AF_INET, AF_INET6}) {
     if ((family == AF_INET ? plan.v4 : plan.v6).restore.empty()) continue;
@@ -151,6 +173,8 @@ AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_
       for (const char* direction : {"tx", "rx"})
         plan.sets.push_back({ipset_name(direction, family, k), family, class_order[k], direction});
     }
+    plan.class_maps.push_back(
+        {class_map_name(family), family, mark_mask, class_networks(classes, mark_mask, family)});
   }
   return plan;
 }

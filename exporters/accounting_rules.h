@@ -3,17 +3,24 @@
 //
 // In the mangle table, for each address family that has pod addresses:
 //
-//   PREROUTING  -> FABRIC-ACCT-TX: (loopback returns at once) mark the packet with its
-//                  destination's class, then one rule per class:
-//                  -m mark --mark CLASS/MASK -m set --match-set fabric-acct-tx4-CLASS src
-//   POSTROUTING -> FABRIC-ACCT-RX: (loopback returns) mark with the source's class, one rule
-//                  per class with the set of that class and direction matched on dst, then
-//                  mark with the destination's class
+//   PREROUTING  -> FABRIC-ACCT-TX: loopback returns; mark the packet with its destination's
+//                  class in one lookup: -j SET --map-set fabric-acct-class4 dst --map-mark;
+//                  then one mark test per class, of which the one that matches looks the
+//                  source up: -m mark --mark CLASS/MASK -m set --match-set fabric-acct-tx4-CLASS
+//                  src
+//   POSTROUTING -> FABRIC-ACCT-RX: loopback returns; mark with the source's class, one mark
+//                  test per class with the set of that class and direction matched on dst,
+//                  then mark with the destination's class
 //
-// Each set is a hash:ip set with counters holding every pod address of the family: the
+// The class map (fabric-acct-class4/6) is a hash:net set whose elements carry the class's
+// mark (the skbinfo extension): classifying a packet is one set lookup however many
+// networks the classes name, and a change of networks changes elements, not rules. Each
+// counted set is a hash:ip set with counters holding every pod address of the family: the
 // packet's pod is found in one hash lookup whatever the number of pods, and the kernel
-// counts the packet on the element (the pod's address) that matched. The rules do not
-// depend on the pods at all: a pod that comes or goes changes set elements, not rules.
+// counts the packet on the element (the pod's address) that matched. The rules depend
+// only on the number of classes, the mask and the families: a pod that comes or goes
+// changes set elements, not rules. (One counted set keyed by address and mark, hash:ip,mark,
+// would spare the mark tests, but not every kernel is built with it.)
 //
 // Every packet a pod sends enters the host through PREROUTING (before kube-proxy's DNAT,
 // so a Service address is still the destination), every packet it receives leaves through
@@ -21,8 +28,10 @@
 // bits of the mask only (MARK --set-xmark VALUE/MASK): class k of the configuration is
 // value k spread over the mask's bits, "external" (no class matched) is 0. The packet
 // leaves with its destination's class in those bits. Classes are matched in the order
-// configured (the first that contains the address wins: the rules are written in reverse,
-// so the first class's MARK runs last).
+// configured (the first that contains the address wins). A hash:net set answers with the
+// most specific prefix that contains the address, so the class map leaves out every
+// network inside one of an earlier class: two prefixes either nest or are disjoint, so
+// what remains resolves as configured order does.
 #pragma once
 
 #include <cstdint>
@@ -71,11 +80,27 @@ struct AccountingSet {
   std::string direction; // "tx" (sent by the pod) or "rx"
 };
 
+// The class map of one family: networks and the mark of their class.
+struct ClassNetwork {
+  Cidr network;
+  uint32_t mark = 0; // the class's value spread over the mask
+  bool operator==(const ClassNetwork&) const = default;
+  auto operator<=>(const ClassNetwork&) const = default;
+};
+struct ClassMap {
+  std::string name;
+  int family = 0;
+  uint32_t mask = 0;
+  std::vector<ClassNetwork> networks; // sorted
+};
+
 struct AccountingPlan {
   FamilyRules v4;
   FamilyRules v6;
   // Every set of the families that have pods, family by family, then class, tx before rx.
   std::vector<AccountingSet> sets;
+  // The class maps of the families that have pods.
+  std::vector<ClassMap> class_maps;
   std::vector<PodAddresses> pods;
   // Address -> its pod's index in `pods`; each set holds exactly these addresses of its
   // family.
@@ -92,6 +117,13 @@ AccountingPlan plan_accounting(const std::vector<TrafficClass>& classes, uint32_
 uint32_t deposit_bits(uint32_t value, uint32_t mask);
 // "0x1000/0x3000"
 std::string mark_spec(uint32_t value, uint32_t mask);
+// The class map's elements for `family`: each network with its class's mark, those inside a
+// network of an earlier class (or an earlier one of the same class) left out, /0 split in
+// two halves (a hash:net set holds no /0).
+std::vector<ClassNetwork> class_networks(const std::vector<TrafficClass>& classes, uint32_t mask,
+                                         int family);
+// fabric-acct-class4
+std::string class_map_name(int family);
 // fabric-acct-tx4-1: direction, family and class index; at most 31 characters.
 std::string ipset_name(const std::string& direction, int family, std::size_t class_index);
 // The comment rule's text in FABRIC-ACCT-TX that records the plan.

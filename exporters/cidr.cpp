@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace fabric::exporters {
@@ -46,6 +47,15 @@ Result<Parsed> parse(std::string_view text) {
 
 bool Cidr::v4() const {
   return family == AF_INET;
+}
+
+bool Cidr::contains(const Cidr& other) const {
+  if (family != other.family || prefix > other.prefix) return false;
+  const unsigned whole = prefix / 8, rest = prefix % 8;
+  if (!std::equal(address.begin(), address.begin() + whole, other.address.begin())) return false;
+  if (rest == 0) return true;
+  const auto high = static_cast<uint8_t>(0xff << (8 - rest));
+  return (address[whole] & high) == (other.address[whole] & high);
 }
 
 std::string Cidr::text() const {

@@ -19,6 +19,8 @@ struct Cidr {
   bool v4() const;
   // "10.0.0.0/8", "fd00::/8"; hosts as "10.1.2.3/32".
   std::string text() const;
+  // Whether `other` (of the same family) lies inside this network, equal included.
+  bool contains(const Cidr& other) const;
   bool operator==(const Cidr&) const = default;
   auto operator<=>(const Cidr&) const = default;
 };

@@ -19,7 +19,11 @@ namespace {
 constexpr uint8_t kIpsetProtocol = IPSET_PROTOCOL_MIN;
 // hash:ip revision 4 (counters, comments, forceadd, skbinfo): every kernel since 3.18.
 constexpr uint8_t kHashIpRevision = 4;
-// Elements per ADD/DEL message: a v6 element is about 40 bytes, well inside the buffer.
+// hash:net revision 6 (skbinfo; an earlier revision takes the flag and ignores it): every
+// kernel since 3.19.
+constexpr uint8_t kHashNetRevision = 6;
+// Elements per ADD/DEL message: a v6 network with its mark is 48 bytes, 6 KiB in all, inside
+// the buffer.
 constexpr std::size_t kIpsetElementsPerMessage = 128;
 constexpr std::size_t kIpsetReceiveBuffer = 64 * 1024;
 
@@ -29,7 +33,7 @@ Error ipset_error(int err, const std::string& operation, const std::string& deta
     return Error::from_errno(err, operation, detail).with_hint("ip sets need CAP_NET_ADMIN");
   case IPSET_ERR_FIND_TYPE:
     return Error(ErrorCode::kUnsupported, operation,
-                 detail + ": the kernel has no hash:ip set type (ip_set_hash_ip)");
+                 detail + ": the kernel lacks this set type (ip_set_hash_ip, ip_set_hash_net)");
   case IPSET_ERR_BUSY:
   case IPSET_ERR_REFERENCED:
     return Error(ErrorCode::kTryAgain, operation, detail + ": still used by a rule");
@@ -66,14 +70,22 @@ void ipset_put_u32(nlmsghdr* message, uint16_t type, uint32_t value) {
   mnl_attr_put_u32(message, static_cast<uint16_t>(type | NLA_F_NET_BYTEORDER), htobe32(value));
 }
 
-void ipset_put_address(nlmsghdr* message, const Cidr& host) {
+// The element's address, its prefix length where it is a network, and its mark.
+void ipset_put_element(nlmsghdr* message, const IpsetElement& element) {
+  const Cidr& address = element.address;
   nlattr* ip = mnl_attr_nest_start(message, IPSET_ATTR_IP);
-  if (host.v4()) {
-    mnl_attr_put(message, IPSET_ATTR_IPADDR_IPV4 | NLA_F_NET_BYTEORDER, 4, host.address.data());
+  if (address.v4()) {
+    mnl_attr_put(message, IPSET_ATTR_IPADDR_IPV4 | NLA_F_NET_BYTEORDER, 4, address.address.data());
   } else {
-    mnl_attr_put(message, IPSET_ATTR_IPADDR_IPV6 | NLA_F_NET_BYTEORDER, 16, host.address.data());
+    mnl_attr_put(message, IPSET_ATTR_IPADDR_IPV6 | NLA_F_NET_BYTEORDER, 16, address.address.data());
   }
   mnl_attr_nest_end(message, ip);
+  if (address.prefix != (address.v4() ? 32u : 128u))
+    mnl_attr_put_u8(message, IPSET_ATTR_CIDR, static_cast<uint8_t>(address.prefix));
+  if (element.skbmask != 0) {
+    const uint64_t mark = (uint64_t{element.skbmark} << 32) | element.skbmask;
+    mnl_attr_put_u64(message, IPSET_ATTR_SKBMARK | NLA_F_NET_BYTEORDER, htobe64(mark));
+  }
 }
 
 // The attributes of one nest (or of the message after its nfgenmsg), by type.
@@ -118,6 +130,13 @@ bool parse_ipset_element(const nlattr* data, IpsetElement& out) {
   } else {
     return false;
   }
+  if (const nlattr* cidr = fields.at[IPSET_ATTR_CIDR]; cidr != nullptr &&
+                                                       mnl_attr_get_payload_len(cidr) == 1 &&
+                                                       mnl_attr_get_u8(cidr) <= out.address.prefix)
+    out.address.prefix = mnl_attr_get_u8(cidr);
+  const uint64_t mark = ipset_u64(fields.at[IPSET_ATTR_SKBMARK]);
+  out.skbmark = static_cast<uint32_t>(mark >> 32);
+  out.skbmask = static_cast<uint32_t>(mark);
   out.packets = ipset_u64(fields.at[IPSET_ATTR_PACKETS]);
   out.bytes = ipset_u64(fields.at[IPSET_ATTR_BYTES]);
   return true;
@@ -184,6 +203,15 @@ Result<void> IpsetSocket::acknowledged(char* buffer, uint32_t sequence, const st
 }
 
 Result<void> IpsetSocket::create(const std::string& name, int family) {
+  return create_set(name, family, "hash:ip", kHashIpRevision, IPSET_FLAG_WITH_COUNTERS);
+}
+
+Result<void> IpsetSocket::create_mark_map(const std::string& name, int family) {
+  return create_set(name, family, "hash:net", kHashNetRevision, IPSET_FLAG_WITH_SKBINFO);
+}
+
+Result<void> IpsetSocket::create_set(const std::string& name, int family, const char* type,
+                                     uint8_t revision, uint32_t flags) {
   if (name.empty() || name.size() > kIpsetNameMax) {
     return Error(ErrorCode::kInvalidArgument, "ipset create",
                  "set name '" + name + "' must be 1-31 characters");
@@ -193,18 +221,18 @@ Result<void> IpsetSocket::create(const std::string& name, int family) {
   // No NLM_F_EXCL: a set that exists with the same parameters is success.
   nlmsghdr* message = start_ipset_request(buffer.data(), IPSET_CMD_CREATE, NLM_F_ACK, sequence);
   mnl_attr_put_strz(message, IPSET_ATTR_SETNAME, name.c_str());
-  mnl_attr_put_strz(message, IPSET_ATTR_TYPENAME, "hash:ip");
-  mnl_attr_put_u8(message, IPSET_ATTR_REVISION, kHashIpRevision);
+  mnl_attr_put_strz(message, IPSET_ATTR_TYPENAME, type);
+  mnl_attr_put_u8(message, IPSET_ATTR_REVISION, revision);
   mnl_attr_put_u8(message, IPSET_ATTR_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
   nlattr* data = mnl_attr_nest_start(message, IPSET_ATTR_DATA);
-  ipset_put_u32(message, IPSET_ATTR_CADT_FLAGS, IPSET_FLAG_WITH_COUNTERS);
+  ipset_put_u32(message, IPSET_ATTR_CADT_FLAGS, flags);
   mnl_attr_nest_end(message, data);
   return acknowledged(buffer.data(), sequence, "ipset create " + name);
 }
 
 Result<void> IpsetSocket::change(uint8_t command, const std::string& name,
-                                 const std::vector<Cidr>& hosts, const char* what) {
-  for (std::size_t first = 0; first < hosts.size(); first += kIpsetElementsPerMessage) {
+                                 const std::vector<IpsetElement>& elements, const char* what) {
+  for (std::size_t first = 0; first < elements.size(); first += kIpsetElementsPerMessage) {
     std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
     const uint32_t sequence = nl_.next_sequence();
     // No NLM_F_EXCL: an element already there (ADD) or already gone (DEL) is success, and
@@ -215,10 +243,10 @@ Result<void> IpsetSocket::change(uint8_t command, const std::string& name,
     // against, as `ipset restore` sends.
     mnl_attr_put_u32(message, IPSET_ATTR_LINENO, 0);
     nlattr* adt = mnl_attr_nest_start(message, IPSET_ATTR_ADT);
-    const std::size_t last = std::min(hosts.size(), first + kIpsetElementsPerMessage);
+    const std::size_t last = std::min(elements.size(), first + kIpsetElementsPerMessage);
     for (std::size_t i = first; i < last; ++i) {
       nlattr* data = mnl_attr_nest_start(message, IPSET_ATTR_DATA);
-      ipset_put_address(message, hosts[i]);
+      ipset_put_element(message, elements[i]);
       mnl_attr_nest_end(message, data);
     }
     mnl_attr_nest_end(message, adt);
@@ -227,12 +255,29 @@ Result<void> IpsetSocket::change(uint8_t command, const std::string& name,
   return Ok();
 }
 
+namespace {
+
+std::vector<IpsetElement> ipset_elements_of(const std::vector<Cidr>& addresses) {
+  std::vector<IpsetElement> out;
+  out.reserve(addresses.size());
+  for (const auto& address : addresses)
+    out.push_back({.address = address});
+  return out;
+}
+
+} // namespace
+
 Result<void> IpsetSocket::add(const std::string& name, const std::vector<Cidr>& hosts) {
-  return change(IPSET_CMD_ADD, name, hosts, "ipset add");
+  return change(IPSET_CMD_ADD, name, ipset_elements_of(hosts), "ipset add");
 }
 
 Result<void> IpsetSocket::remove(const std::string& name, const std::vector<Cidr>& hosts) {
-  return change(IPSET_CMD_DEL, name, hosts, "ipset del");
+  return change(IPSET_CMD_DEL, name, ipset_elements_of(hosts), "ipset del");
+}
+
+Result<void> IpsetSocket::add_marked(const std::string& name,
+                                     const std::vector<IpsetElement>& networks) {
+  return change(IPSET_CMD_ADD, name, networks, "ipset add");
 }
 
 Result<void> IpsetSocket::destroy(const std::string& name) {

@@ -6,7 +6,9 @@
 //
 // Spoken over netlink through libmnl, as nfacct.h is: the image needs no `ipset` program
 // and a scrape never forks. Needs CAP_NET_ADMIN in the network namespace; sets belong to
-// that namespace. Only `hash:ip` sets with counters are made here.
+// that namespace. Two kinds of set are made here: `hash:ip` with counters (the pods), and
+// `hash:net` with the skbinfo extension, whose elements carry a mark that an iptables rule
+// `-j SET --map-set NAME dst --map-mark` puts on the packet (the traffic classes).
 #pragma once
 
 #include <cstdint>
@@ -24,9 +26,12 @@ namespace fabric::exporters {
 inline constexpr std::size_t kIpsetNameMax = 31; // IPSET_MAXNAMELEN, without the NUL
 
 struct IpsetElement {
-  Cidr address; // a host: /32 or /128
+  Cidr address; // a host (/32, /128) in a hash:ip set, a network in a hash:net one
   uint64_t packets = 0;
   uint64_t bytes = 0;
+  // The mark value and mask the element sets on a packet (hash:net with skbinfo).
+  uint32_t skbmark = 0;
+  uint32_t skbmask = 0;
 };
 
 class IpsetSocket {
@@ -37,6 +42,8 @@ public:
   // Makes a `hash:ip` set with counters for `family` (AF_INET, AF_INET6); one of that name,
   // type and family that exists already is kept as it is, elements and counts included.
   Result<void> create(const std::string& name, int family);
+  // Makes a `hash:net` set with the skbinfo extension, kept likewise when it exists.
+  Result<void> create_mark_map(const std::string& name, int family);
   // Names of every set starting with `prefix`.
   Result<std::vector<std::string>> names(std::string_view prefix);
   // The set's elements and their counters, in one dump; kNotFound when there is no set.
@@ -45,13 +52,18 @@ public:
   // hosts of the set's family, many to a message.
   Result<void> add(const std::string& name, const std::vector<Cidr>& hosts);
   Result<void> remove(const std::string& name, const std::vector<Cidr>& hosts);
+  // Adds networks with the mark each sets (skbmark/skbmask) to a mark map; a network
+  // already there takes the new mark.
+  Result<void> add_marked(const std::string& name, const std::vector<IpsetElement>& networks);
   // Destroys a set; a missing one is fine. kTryAgain while a rule uses it.
   Result<void> destroy(const std::string& name);
 
 private:
   explicit IpsetSocket(NetfilterSocket socket) : nl_(std::move(socket)) {}
-  Result<void> change(uint8_t command, const std::string& name, const std::vector<Cidr>& hosts,
-                      const char* what);
+  Result<void> create_set(const std::string& name, int family, const char* type, uint8_t revision,
+                          uint32_t flags);
+  Result<void> change(uint8_t command, const std::string& name,
+                      const std::vector<IpsetElement>& elements, const char* what);
   // Sends a built request and waits for its acknowledgement.
   Result<void> acknowledged(char* buffer, uint32_t sequence, const std::string& what);
 

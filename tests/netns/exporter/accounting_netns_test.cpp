@@ -114,24 +114,28 @@ protected:
     ASSERT_TRUE(
         write_file_atomic(dir_.file("pods/worker-b.json"), pod_record("worker-b", "10.77.2.2"))
             .ok());
-    ASSERT_TRUE(write_file_atomic(dir_.file("config.yaml"),
-                                  "collectors:\n"
-                                  "  rdma: {enabled: false}\n"
-                                  "  pfc: {enabled: false}\n"
-                                  "  dcb: {enabled: false}\n"
-                                  "  accounting:\n"
-                                  "    backend: " +
-                                      backend_ +
-                                      "\n"
-                                      "    reconcile_interval: 1s\n"
-                                      "    cni_state_dir: " +
-                                      dir_.file("state") +
-                                      "\n"
-                                      "    pod_records_dir: " +
-                                      dir_.file("pods") +
-                                      "\n"
-                                      "    classes:\n"
-                                      "      - {name: cluster, networks: [10.77.0.0/16]}\n")
+    write_config("      - {name: cluster, networks: [10.77.0.0/16]}\n");
+  }
+
+  // The exporter's configuration with `classes` (YAML list items, indented by 6).
+  void write_config(const std::string& classes) {
+    ASSERT_TRUE(write_file_atomic(dir_.file("config.yaml"), "collectors:\n"
+                                                            "  rdma: {enabled: false}\n"
+                                                            "  pfc: {enabled: false}\n"
+                                                            "  dcb: {enabled: false}\n"
+                                                            "  accounting:\n"
+                                                            "    backend: " +
+                                                                backend_ +
+                                                                "\n"
+                                                                "    reconcile_interval: 1s\n"
+                                                                "    cni_state_dir: " +
+                                                                dir_.file("state") +
+                                                                "\n"
+                                                                "    pod_records_dir: " +
+                                                                dir_.file("pods") +
+                                                                "\n"
+                                                                "    classes:\n" +
+                                                                classes)
                     .ok());
   }
 
@@ -302,6 +306,110 @@ TEST_P(AccountingNetns, CountsPodTrafficByClassAndKeepsRulesReconciled) {
   EXPECT_EQ(value(gone, "fabric_accounting_pods", {}), 1);
   EXPECT_GE(traffic(gone, "worker-a", "cluster", "tx"), sent);
   EXPECT_EQ(rules(), rules_before);
+}
+
+// The first class that contains an address wins, also where a later class names a
+// network inside it or an earlier class names one inside a later class's.
+TEST_P(AccountingNetns, ClassesAreMatchedInTheirConfiguredOrder) {
+  write_config("      - {name: pod_b, networks: [10.77.2.0/24]}\n"
+               "      - {name: cluster, networks: [10.77.0.0/16]}\n"
+               "      - {name: shadowed, networks: [10.77.1.0/24, 10.77.0.0/16]}\n");
+  start_exporter();
+  auto a = udp_socket(a_, "10.77.1.2", 5001);
+  auto b = udp_socket(b_, "10.77.2.2", 5000);
+  ASSERT_TRUE(a.ok() && b.ok());
+  send_udp(a->get(), "10.77.2.2", 5000, 20, 500); // to pod_b's network
+  send_udp(b->get(), "10.77.1.2", 5001, 10, 500); // to 10.77.1.0/24: cluster's, not shadowed's
+  std::vector<prometheus::MetricFamily> f;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        f = scrape().value_or(f);
+        return traffic(f, "worker-a", "pod_b", "rx") >= 5000;
+      },
+      std::chrono::seconds(10)))
+      << exporter_->stderr_text() << ipset_list("fabric-acct-class4");
+  EXPECT_GE(traffic(f, "worker-a", "pod_b", "tx"), 10000) << "the more specific first class";
+  EXPECT_GE(traffic(f, "worker-b", "cluster", "rx"), 10000) << "from 10.77.1.2: cluster";
+  EXPECT_GE(traffic(f, "worker-b", "cluster", "tx"), 5000);
+  for (const char* pod : {"worker-a", "worker-b"}) {
+    for (const char* direction : {"tx", "rx"})
+      EXPECT_EQ(traffic(f, pod, "shadowed", direction), 0) << pod << " " << direction;
+  }
+  EXPECT_EQ(traffic(f, "worker-a", "cluster", "tx"), 0) << "pod_b came first";
+  const std::string map = ipset_list("fabric-acct-class4");
+  EXPECT_NE(map.find("10.77.2.0/24 skbmark 0x1000/0x3000"), std::string::npos) << map;
+  EXPECT_EQ(map.find("10.77.1.0/24"), std::string::npos) << map;
+}
+
+// The rules of the version that classified with one rule per class network (chains
+// FABRIC-ACCT-DST and -SRC) are replaced by a reconcile; its sets' counts go on.
+TEST_P(AccountingNetns, AnEarlierVersionsRulesAreReplacedAndItsCountsKept) {
+  for (const char* direction : {"tx", "rx"}) {
+    for (const char* k : {"0", "1"}) {
+      const std::string set = std::string("fabric-acct-") + direction + "4-" + k;
+      ASSERT_TRUE(in_node({"ipset", "create", set, "hash:ip", "counters"}).ok());
+    }
+  }
+  ASSERT_TRUE(
+      in_node({"ipset", "add", "fabric-acct-tx4-1", "10.77.1.2", "packets", "7", "bytes", "7000"})
+          .ok());
+  const std::string earlier = R"(*mangle
+:FABRIC-ACCT-TX - [0:0]
+:FABRIC-ACCT-RX - [0:0]
+:FABRIC-ACCT-DST - [0:0]
+:FABRIC-ACCT-SRC - [0:0]
+-A FABRIC-ACCT-DST -j MARK --set-xmark 0x0/0x3000
+-A FABRIC-ACCT-DST -d 10.77.0.0/16 -j MARK --set-xmark 0x1000/0x3000
+-A FABRIC-ACCT-SRC -j MARK --set-xmark 0x0/0x3000
+-A FABRIC-ACCT-SRC -s 10.77.0.0/16 -j MARK --set-xmark 0x1000/0x3000
+-A FABRIC-ACCT-TX -m comment --comment "fabric-exporter plan 0123456789abcdef"
+-A FABRIC-ACCT-TX -i lo -j RETURN
+-A FABRIC-ACCT-RX -o lo -j RETURN
+-A FABRIC-ACCT-TX -j FABRIC-ACCT-DST
+-A FABRIC-ACCT-RX -j FABRIC-ACCT-SRC
+-A FABRIC-ACCT-TX -m mark --mark 0x0/0x3000 -m set --match-set fabric-acct-tx4-0 src
+-A FABRIC-ACCT-TX -m mark --mark 0x1000/0x3000 -m set --match-set fabric-acct-tx4-1 src
+-A FABRIC-ACCT-RX -m mark --mark 0x0/0x3000 -m set --match-set fabric-acct-rx4-0 dst
+-A FABRIC-ACCT-RX -m mark --mark 0x1000/0x3000 -m set --match-set fabric-acct-rx4-1 dst
+-A FABRIC-ACCT-RX -j FABRIC-ACCT-DST
+-I PREROUTING 1 -m comment --comment "fabric-exporter per-pod accounting" -j FABRIC-ACCT-TX
+-I POSTROUTING 1 -m comment --comment "fabric-exporter per-pod accounting" -j FABRIC-ACCT-RX
+COMMIT
+)";
+  auto restored = run_subprocess(
+      {"ip", "netns", "exec", net_.ns_name("node"), "iptables-" + backend_ + "-restore",
+       "--noflush"},
+      {.stdin_text = earlier, .environment = {}, .timeout = std::chrono::seconds(30)});
+  ASSERT_TRUE(restored.ok() && restored->exit_status == 0) << save();
+  ASSERT_NE(rules().find("FABRIC-ACCT-DST"), std::string::npos);
+
+  start_exporter();
+  auto upgraded = *scrape();
+  const std::string now = rules();
+  EXPECT_EQ(now.find("FABRIC-ACCT-DST"), std::string::npos) << now;
+  EXPECT_EQ(now.find("FABRIC-ACCT-SRC"), std::string::npos) << now;
+  EXPECT_EQ(now.find("0123456789abcdef"), std::string::npos) << now;
+  EXPECT_NE(now.find("--map-set fabric-acct-class4 dst --map-mark"), std::string::npos) << now;
+  for (const char* jump : {"-j FABRIC-ACCT-TX\n", "-j FABRIC-ACCT-RX\n"}) {
+    std::size_t jumps = 0;
+    for (auto at = now.find(jump); at != std::string::npos; at = now.find(jump, at + 1))
+      ++jumps;
+    EXPECT_EQ(jumps, 1u) << jump << now;
+  }
+  EXPECT_EQ(traffic(upgraded, "worker-a", "cluster", "tx"), 7000) << "the earlier count";
+
+  auto a = udp_socket(a_, "", 0);
+  ASSERT_TRUE(a.ok());
+  send_udp(a->get(), "10.77.2.2", 5000, 10, 500);
+  std::vector<prometheus::MetricFamily> after;
+  EXPECT_TRUE(wait_for(
+      [&] {
+        after = scrape().value_or(after);
+        return traffic(after, "worker-a", "cluster", "tx") >= 7000 + 5000;
+      },
+      std::chrono::seconds(10)))
+      << traffic(after, "worker-a", "cluster", "tx");
+  EXPECT_GE(traffic(after, "worker-b", "cluster", "rx"), 5000);
 }
 
 // Calico inserts its jump into cali-PREROUTING at the top of mangle PREROUTING, and that

@@ -39,21 +39,20 @@ TEST(AccountingRules, DepositBitsSpreadsAValueOverTheMask) {
   EXPECT_EQ(mark_spec(0x1000, 0x3000), "0x1000/0x3000");
 }
 
-TEST(AccountingRules, ClassifyFirstClassLastSoItWinsThenFindThePodInOneSetLookup) {
+TEST(AccountingRules, ClassifyInOneLookupThenFindThePodInOneSetLookup) {
   auto plan = plan_accounting(classes(), 0x3000, {pod("train", "worker-0", {"10.1.0.5"})});
   const std::string& v4 = plan.v4.restore;
   ASSERT_TRUE(v4.starts_with("*mangle\n")) << v4;
   ASSERT_TRUE(v4.ends_with("COMMIT\n"));
-  // cluster (class 2) contains services (class 1): services is written last and wins.
-  const auto cluster =
-      v4.find("-A FABRIC-ACCT-DST -d 10.0.0.0/8 -j MARK --set-xmark 0x2000/0x3000");
-  const auto services =
-      v4.find("-A FABRIC-ACCT-DST -d 10.96.0.0/12 -j MARK --set-xmark 0x1000/0x3000");
-  ASSERT_NE(cluster, std::string::npos) << v4;
-  ASSERT_NE(services, std::string::npos) << v4;
-  EXPECT_LT(cluster, services);
-  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-DST -j MARK --set-xmark 0x0/0x3000")) << "external";
-  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-SRC -s 10.96.0.0/12 -j MARK --set-xmark 0x1000/0x3000"));
+  // Reset to external, then the class map sets the destination's class.
+  const auto reset = v4.find("-A FABRIC-ACCT-TX -j MARK --set-xmark 0x0/0x3000\n");
+  const auto classify =
+      v4.find("-A FABRIC-ACCT-TX -j SET --map-set fabric-acct-class4 dst --map-mark\n");
+  ASSERT_NE(reset, std::string::npos) << v4;
+  ASSERT_NE(classify, std::string::npos) << v4;
+  EXPECT_LT(reset, classify);
+  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-RX -j SET --map-set fabric-acct-class4 src --map-mark"));
+  EXPECT_EQ(v4.find("10.0.0.0/8"), std::string::npos) << "networks are set elements, not rules";
   // One rule per class and direction, whatever the number of pods: the mark picks the
   // class's set, the set finds the pod.
   EXPECT_TRUE(has_line(
@@ -63,34 +62,75 @@ TEST(AccountingRules, ClassifyFirstClassLastSoItWinsThenFindThePodInOneSetLookup
       v4, "-A FABRIC-ACCT-RX -m mark --mark 0x0/0x3000 -m set --match-set fabric-acct-rx4-0 dst"));
   EXPECT_EQ(v4.find("10.1.0.5"), std::string::npos) << "no pod address in any rule";
   // The packet leaves with its destination's class: the RX chain ends by classifying again.
-  EXPECT_TRUE(v4.find("-A FABRIC-ACCT-RX -j FABRIC-ACCT-DST\n") > v4.find("fabric-acct-rx4-2"));
-  EXPECT_TRUE(
-      has_line(v4, "-A FABRIC-ACCT-TX -m comment --comment \"" + plan_comment(plan.hash) + "\""));
+  EXPECT_TRUE(v4.ends_with("-A FABRIC-ACCT-RX -j SET --map-set fabric-acct-class4 dst "
+                           "--map-mark\nCOMMIT\n"))
+      << v4;
+  // The plan's hash rides on the loopback rule, which every packet passes anyway.
+  EXPECT_TRUE(has_line(v4, "-A FABRIC-ACCT-TX -i lo -m comment --comment \"" +
+                               plan_comment(plan.hash) + "\" -j RETURN"))
+      << v4;
   EXPECT_TRUE(plan.v6.restore.empty()) << "no pod has an IPv6 address";
   EXPECT_EQ(plan.v4.rules_per_chain.at("FABRIC-ACCT-TX"), 6u)
-      << "comment, loopback, classify, three classes";
+      << "loopback, reset, classify, three classes";
+  EXPECT_EQ(plan.v4.rules_per_chain.size(), 2u) << "no other chain";
   ASSERT_EQ(plan.sets.size(), 6u) << "3 classes x 2 directions";
   EXPECT_EQ(plan.sets[0].name, "fabric-acct-tx4-0");
   EXPECT_EQ(plan.sets[0].traffic_class, "external");
   EXPECT_EQ(plan.sets[1].direction, "rx");
   ASSERT_EQ(plan.members(AF_INET).size(), 1u);
   EXPECT_EQ(plan.members(AF_INET)[0].text(), "10.1.0.5/32");
+  ASSERT_EQ(plan.class_maps.size(), 1u);
+  EXPECT_EQ(plan.class_maps[0].name, "fabric-acct-class4");
+  ASSERT_EQ(plan.class_maps[0].networks.size(), 2u);
+  EXPECT_EQ(plan.class_maps[0].networks[0], (ClassNetwork{*parse_network("10.0.0.0/8"), 0x2000}));
+  EXPECT_EQ(plan.class_maps[0].networks[1], (ClassNetwork{*parse_network("10.96.0.0/12"), 0x1000}));
 }
 
-TEST(AccountingRules, EachFamilyGetsOnlyItsAddressesAndSets) {
-  auto plan = plan_accounting(
-      classes(), 0x3000,
-      {pod("a", "v4only", {"10.1.0.5"}), pod("a", "dual", {"10.1.0.6", "fd00::6"})});
-  EXPECT_FALSE(plan.v6.restore.empty());
-  EXPECT_TRUE(has_line(plan.v6.restore,
-                       "-A FABRIC-ACCT-DST -d fd00::/8 -j MARK --set-xmark 0x2000/0x3000"));
-  EXPECT_EQ(plan.v6.restore.find("10.0.0.0/8"), std::string::npos);
-  EXPECT_NE(plan.v6.restore.find("fabric-acct-tx6-1 src"), std::string::npos);
-  EXPECT_EQ(plan.v6.restore.find("fabric-acct-tx4-"), std::string::npos);
-  EXPECT_EQ(plan.sets.size(), 12u) << "3 classes x 2 directions x 2 families";
-  EXPECT_EQ(plan.members(AF_INET).size(), 2u);
-  ASSERT_EQ(plan.members(AF_INET6).size(), 1u);
-  EXPECT_EQ(plan.pod_of.at(*parse_host("fd00::6")), 1u) << "the dual-stack pod";
+// However many networks the classes name, a packet passes the same rules: the chains grow
+// only by one mark test per class.
+TEST(AccountingRules, TheChainsDoNotGrowWithTheClassesNetworks) {
+  std::vector<TrafficClass> many{{"a", {}}, {"b", {}}, {"c", {}}};
+  for (int i = 0; i < 200; ++i) {
+    many[static_cast<std::size_t>(i % 3)].networks.push_back(
+        *parse_network("10." + std::to_string(i) + ".0.0/16"));
+  }
+  std::vector<TrafficClass> few{{"a", {*parse_network("10.0.0.0/16")}},
+                                {"b", {*parse_network("10.1.0.0/16")}},
+                                {"c", {*parse_network("10.2.0.0/16")}}};
+  const auto pods = std::vector{pod("ns", "p", {"10.1.0.5"})};
+  auto big = plan_accounting(many, 0x7000, pods);
+  auto small = plan_accounting(few, 0x7000, pods);
+  EXPECT_EQ(big.v4.rules_per_chain, small.v4.rules_per_chain);
+  EXPECT_EQ(big.hash, small.hash) << "a change of networks changes elements, not rules";
+  EXPECT_EQ(big.v4.rules_per_chain.at("FABRIC-ACCT-TX"), 3u + 4u) << "3 + classes and external";
+  EXPECT_EQ(big.v4.rules_per_chain.at("FABRIC-ACCT-RX"), 5u + 4u);
+  EXPECT_EQ(big.class_maps[0].networks.size(), 200u);
+}
+
+// The first class that contains an address wins, as configured; a hash:net set answers
+// with the most specific prefix instead, so what a later class names inside an earlier
+// class's network is left out of the map.
+TEST(AccountingRules, TheClassMapResolvesOverlapsInConfiguredOrder) {
+  const std::vector<TrafficClass> overlapping{
+      {"gpu", {*parse_network("10.1.0.0/16"), *parse_network("10.1.5.0/24")}},
+      {"cluster", {*parse_network("10.0.0.0/8"), *parse_network("10.1.2.0/24")}},
+      {"dup", {*parse_network("10.0.0.0/8"), *parse_network("192.168.0.0/16")}},
+      {"all", {*parse_network("0.0.0.0/0"), *parse_network("fd00::/8")}}};
+  auto v4 = class_networks(overlapping, 0x7000, AF_INET);
+  std::vector<std::string> got;
+  for (const auto& n : v4)
+    got.push_back(n.network.text() + "=" + std::to_string(n.mark >> 12));
+  // gpu's /16 is more specific than cluster's /8 and wins inside it; cluster's /24 and
+  // gpu's own /24 lie inside gpu's /16 and go; dup's /8 is cluster's; /0 is two halves.
+  EXPECT_EQ(got, (std::vector<std::string>{"0.0.0.0/1=4", "10.0.0.0/8=2", "10.1.0.0/16=1",
+                                           "128.0.0.0/1=4", "192.168.0.0/16=3"}));
+  auto v6 = class_networks(overlapping, 0x7000, AF_INET6);
+  ASSERT_EQ(v6.size(), 1u);
+  EXPECT_EQ(v6[0].network.text(), "fd00::/8");
+  EXPECT_TRUE(parse_network("10.0.0.0/8")->contains(*parse_network("10.255.0.0/16")));
+  EXPECT_FALSE(parse_network("10.1.0.0/16")->contains(*parse_network("10.0.0.0/8")));
+  EXPECT_FALSE(parse_network("10.1.128.0/17")->contains(*parse_network("10.1.0.0/24")));
+  EXPECT_FALSE(parse_network("10.0.0.0/8")->contains(*parse_network("fd00::/8")));
 }
 
 TEST(AccountingRules, SetNamesFitTheKernelLimit) {
