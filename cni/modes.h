@@ -1,11 +1,10 @@
 // The plugin's enumerated settings, shared by the config parser and the kernel layer.
 #pragma once
 
-namespace fabric::cni {
+// Mode (shared or exclusive), which every attachment record carries, lives with the record.
+#include "libs/attachment_record/attachment_mode.h"
 
-// shared: a macvlan on the RoCE netdev, RDMA devices visible in every namespace.
-// exclusive: the whole netdev and its RDMA device move into the pod.
-enum class Mode { kShared, kExclusive };
+namespace fabric::cni {
 
 // The kernel's macvlan modes (IFLA_MACVLAN_MODE); bridge lets pods on one parent talk.
 enum class MacvlanMode { kBridge, kPrivate, kVepa, kPassthru };

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "cni/state.h"
 #include "common/json.h"
 #include "common/sysfs.h"
+#include "libs/attachment_record/attachment_record.h"
 
 namespace fabric::exporters {
 namespace {

@@ -1,7 +1,7 @@
 // Which pods have which addresses, for per-pod accounting. Two sources:
 //
-// - fabric-cni's attachment records (cni/state.h, documented in cni/README.md "State
-//   files"): <state_dir>/networks/<network>/<container>:<ifname>.json, with the pod's
+// - fabric-cni's attachment records (libs/attachment_record, whose README documents
+//   them): <state_dir>/networks/<network>/<container>:<ifname>.json, with the pod's
 //   namespace, name and its primary (cluster network, eth0) addresses, which fabric-cni
 //   read in the pod at ADD (`primary.ips`; not `ips`, the RoCE interface's, whose traffic
 //   never crosses the node's netfilter);

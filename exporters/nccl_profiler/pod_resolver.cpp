@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "cni/state.h"
+#include "libs/attachment_record/attachment_record.h"
 
 namespace fabric::nccl_profiler {
 namespace {
@@ -112,11 +112,10 @@ void PodDirectory::add_cni_records() {
   if (cni_state_dir_.empty()) return;
   auto networks = SysfsReader(cni_state_dir_).list("networks");
   if (!networks.ok()) return;
-  cni::StateStore store(cni_state_dir_);
   for (const auto& network : *networks) {
-    auto records = store.list(network);
-    if (!records.ok()) continue;
-    for (const auto& record : *records) {
+    auto found = cni::read_records(cni_state_dir_, network);
+    if (!found.ok()) continue;
+    for (const auto& record : found->records) {
       if (by_uid_.size() >= kMaxPods) return;
       auto uid = normalize_uid(record.pod_uid, '-');
       if (!uid || !is_k8s_name(record.pod_namespace) || !is_k8s_name(record.pod_name)) continue;

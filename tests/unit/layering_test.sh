@@ -34,7 +34,8 @@ crossings() {
 check() {
   local root=$1 found expected status=0
   found=$(crossings "$root")
-  expected=$(grep -vE '^(#|$)' "$remaining" | sort -u)
+  # An empty list (every part moved) is no error of grep's.
+  expected=$(grep -vE '^(#|$)' "$remaining" | sort -u || true)
   local new gone line
   new=$(comm -23 <(echo "$found") <(echo "$expected") | sed '/^$/d')
   gone=$(comm -13 <(echo "$found") <(echo "$expected") | sed '/^$/d')
@@ -68,4 +69,9 @@ if [[ ${2:-} == --self-test ]]; then
   exit 0
 fi
 check "$repo"
-echo "no tool reaches into another's folder beyond the $(grep -cvE '^(#|$)' "$remaining") listed crossings"
+listed=$(grep -cvE '^(#|$)' "$remaining" || true)
+if ((listed == 0)); then
+  echo "no tool reaches into another's folder"
+else
+  echo "no tool reaches into another's folder beyond the $listed listed crossings"
+fi
