@@ -2,7 +2,8 @@
 // namespace of the test's own (MASTER_ADDR on its veth, and a second address beside it),
 // the real rank 1 and the strangers in the namespace at the veth's other end. A rank that
 // got through the rendezvous goes on to look for a GPU and stops there, on every rank
-// alike ("the nccl backend: ..."): that line is how a test knows the ranks met.
+// alike ("the nccl backend: ..."; the ranks are shown no GPU, also on a node that has
+// one): that line is how a test knows the ranks met.
 #include <dirent.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -83,6 +84,7 @@ protected:
                                      "exec",
                                      net_.ns_name(rank == 0 ? "r0" : "peer"),
                                      "env",
+                                     "CUDA_VISIBLE_DEVICES=", // no GPU, even on a node with one
                                      "RANK=" + std::to_string(rank),
                                      "WORLD_SIZE=2",
                                      std::string("MASTER_ADDR=") + kMasterAddr,
