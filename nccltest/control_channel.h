@@ -13,7 +13,7 @@
 //   rank -> proof {proof: HMAC-SHA256(token, "fabric-nccltest/2 rank" | rank 0's nonce |
 //                  the rank's nonce | the hello as framed)}
 //   rank 0 -> welcome {proof: the same over "fabric-nccltest/2 rank 0"}
-// (the probe agent's handshake, probes/agent/auth.h, under the rendezvous' own name)
+// (the probe agent's handshake, libs/agent_channel/auth.h, under the rendezvous' own name)
 // so neither side sends the token, every proof is single-use, and a rank knows it reached
 // its job's rank 0. Anything else is refused or dropped with a warning, never a crash.
 //

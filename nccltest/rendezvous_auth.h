@@ -15,7 +15,7 @@ namespace fabric::nccltest {
 // mounted as a file presents it (at least 16 bytes; surrounding whitespace ignored).
 inline constexpr const char* kRendezvousTokenEnv = "FABRIC_NCCLTEST_TOKEN_FILE";
 
-// The proofs of the token, as the probe agent's handshake makes them (probes/agent/auth.h)
+// The proofs of the token, as the probe agent's handshake makes them (libs/agent_channel/auth.h)
 // but under the rendezvous' own name, so no proof of one serves the other.
 enum class RendezvousSide { kRank, kRankZero };
 

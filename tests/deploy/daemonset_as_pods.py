@@ -9,6 +9,7 @@ token, and its image cannot be pulled). The exporter stays on 127.0.0.1, where t
 would have reached it, and the test asks it there. A manifest without that proxy is an
 error: the test would otherwise go on checking a pod that is no longer the manifest's.
 """
+import os
 import sys
 
 import yaml
@@ -44,11 +45,19 @@ def as_pod(daemonset, name, image, node, config, secret):
         container["image"] = image
         # On the host network a containerPort only names the port; podman 4.3 refuses it there.
         container.pop("ports", None)
-    # The node's state and the CNI directory move under the stand-in; /sys and /proc stay.
+    # The node's state and the CNI directory move under the stand-in; /sys and /proc stay,
+    # except a part this machine lacks: configfs (/sys/kernel/config), which an RDMA node's
+    # systemd mounts, is not mounted everywhere, and the kubelet, like podman, refuses to
+    # start a pod whose Directory hostPath is missing.
     for volume in spec["volumes"]:
         path = volume.get("hostPath", {}).get("path")
-        if path and not path.startswith(("/sys", "/proc")):
+        if not path:
+            continue
+        if not path.startswith(("/sys", "/proc")):
             volume["hostPath"]["path"] = node + path
+        elif not os.path.exists(path):
+            volume["hostPath"]["path"] = node + path
+            volume["hostPath"]["type"] = "DirectoryOrCreate"
         if "configMap" in volume:
             volume["configMap"]["name"] = config
         if "secret" in volume:
