@@ -1,12 +1,12 @@
 // The fleet simulation: N agents (64 by default) in their own namespaces, each behind a
 // veth on its leaf's bridge, eight hosts a leaf, the leaves joined by uplink veths to a
 // spine bridge, every host's egress shaped with tc so that the simulated fabric, not the
-// CPU, sets the rates (kFabricKbit below). One fault is planted at a tenth of that rate,
-// first a slow node (both ends of its veth), then a slow leaf uplink (both ends of the
-// uplink veth); the real `fabric-probe mesh --pattern` over TCP must name exactly that
-// fault. Each run prints one "fleet:" line (hosts, rates, pattern, rounds, wall time, the
-// coordinator's CPU time and peak memory) that scripts/bench/fleet_mesh.sh collects;
-// nothing here asserts a time.
+// CPU, sets the rates (kFabricKbit below). One fault is planted at a tenth of that rate
+// (at least 1 Mbit/s), first a slow node (both ends of its veth), then a slow leaf uplink
+// (both ends of the uplink veth); the real `fabric-probe mesh --pattern` over TCP must name
+// exactly that fault. Each run prints one "fleet:" line (hosts, rates, pattern, rounds, wall
+// time, the coordinator's CPU time and peak memory) that scripts/bench/fleet_mesh.sh
+// collects; nothing here asserts a time.
 //
 // FABRIC_FLEET_HOSTS sets N (24 to 512, a multiple of 8: a slow uplink is told from a slow
 // fabric only with a third leaf to compare against).
@@ -44,6 +44,10 @@ constexpr int kPerLeaf = 8;
 constexpr int kFabricKbit = 320'000;
 constexpr int kMaxHostKbit = 10'000;
 constexpr int kSlowdown = 10; // the planted fault's rate: a tenth
+// ... but not below 1 Mbit/s, the planted rate up to 64 hosts: a slow uplink carries a
+// round's pairs across it at once (16 at 256 hosts), and at 0.25 Mbit/s some of them made no
+// progress within the agents' I/O deadline, a failed pair where a slow one was planted.
+constexpr int kMinSlowKbit = 1'000;
 
 int fleet_size() {
   const char* env = std::getenv("FABRIC_FLEET_HOSTS");
@@ -223,7 +227,7 @@ protected:
     return doc;
   }
 
-  int slow_kbit() const { return rate_kbit_ / kSlowdown; }
+  int slow_kbit() const { return std::max(rate_kbit_ / kSlowdown, kMinSlowKbit); }
   std::vector<std::string> slow_tbf(const std::string& ns, const std::string& dev) const {
     return tbf(ns, dev, slow_kbit(), true);
   }
