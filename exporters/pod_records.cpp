@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/atomic_file.h"
 #include "common/json.h"
 #include "common/sysfs.h"
 #include "libs/attachment_record/attachment_record.h"
@@ -15,21 +16,10 @@ constexpr std::size_t kMaxEntries = 100000;
 
 using PodKey = std::pair<std::string, std::string>;
 
-// The content of a small regular file; errors for anything larger than kMaxRecordBytes.
+// A record: a regular file (a FIFO is refused without blocking on it) of at most
+// kMaxRecordBytes.
 Result<std::string> read_small(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rbe");
-  if (file == nullptr) return Error::from_errno(errno, "reading", path);
-  std::string text(kMaxRecordBytes + 1, '\0');
-  const std::size_t n = std::fread(text.data(), 1, text.size(), file);
-  const bool failed = std::ferror(file) != 0;
-  std::fclose(file);
-  if (failed) return Error(ErrorCode::kSystem, "reading", path);
-  if (n > kMaxRecordBytes) {
-    return Error(ErrorCode::kDecode, "reading " + path,
-                 "larger than " + std::to_string(kMaxRecordBytes) + " bytes");
-  }
-  text.resize(n);
-  return text;
+  return read_bounded_file(path, kMaxRecordBytes);
 }
 
 // The .json names in `dir` (relative to "/"), bounded; a missing directory is empty.

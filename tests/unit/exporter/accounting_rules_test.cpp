@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "common/atomic_file.h"
@@ -208,11 +210,17 @@ TEST_F(PodRecordsTest, HostileFilesAreSkippedNotFatal) {
   write("state/networks/roce/big.json", std::string(70 * 1024, ' '));
   write("state/networks/roce/bad-ip.json", cni_record("ns", "p", "300.1.1.1/24"));
   write("state/networks/roce/ok.json", cni_record("ns", "ok", "10.0.0.9/24"));
-  auto records = read_pod_records(dir_ + "/state", "");
+  // A FIFO nobody writes: reading it would block every scrape that lists the records.
+  write("pods/keep.json",
+        R"({"schema_version":1,"pod":{"namespace":"train","name":"w0"},"ips":["172.16.0.5"]})");
+  ASSERT_EQ(::mkfifo((dir_ + "/pods/stuck.json").c_str(), 0644), 0);
+  auto records = read_pod_records(dir_ + "/state", dir_ + "/pods");
   ASSERT_TRUE(records.ok());
-  ASSERT_EQ(records->pods.size(), 1u);
+  ASSERT_EQ(records->pods.size(), 2u);
   EXPECT_EQ(records->pods[0].pod_name, "ok");
-  EXPECT_EQ(records->skipped.size(), 2u);
+  EXPECT_EQ(records->pods[1].pod_name, "w0");
+  ASSERT_EQ(records->skipped.size(), 3u);
+  EXPECT_NE(records->skipped[2].find("stuck.json"), std::string::npos) << records->skipped[2];
 }
 
 TEST_F(PodRecordsTest, AMissingStateDirectoryMeansNoPods) {
