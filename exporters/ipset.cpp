@@ -22,9 +22,12 @@ constexpr uint8_t kHashIpRevision = 4;
 // hash:net revision 6 (skbinfo; an earlier revision takes the flag and ignores it): every
 // kernel since 3.19.
 constexpr uint8_t kHashNetRevision = 6;
-// Elements per ADD/DEL message: a v6 network with its mark is 48 bytes, 6 KiB in all, inside
-// the buffer.
+// Elements per ADD/DEL message, and the message's buffer: an element is at most 48 bytes (a
+// v6 network with its prefix and mark), 6 KiB a batch, more than the page that
+// MNL_SOCKET_BUFFER_SIZE is (mnl_attr_put does not check the room left).
 constexpr std::size_t kIpsetElementsPerMessage = 128;
+constexpr std::size_t kIpsetMaxElementBytes = 64;
+constexpr std::size_t kIpsetSendBuffer = 512 + kIpsetElementsPerMessage * kIpsetMaxElementBytes;
 constexpr std::size_t kIpsetReceiveBuffer = 64 * 1024;
 
 Error ipset_error(int err, const std::string& operation, const std::string& detail) {
@@ -233,7 +236,7 @@ Result<void> IpsetSocket::create_set(const std::string& name, int family, const 
 Result<void> IpsetSocket::change(uint8_t command, const std::string& name,
                                  const std::vector<IpsetElement>& elements, const char* what) {
   for (std::size_t first = 0; first < elements.size(); first += kIpsetElementsPerMessage) {
-    std::vector<char> buffer(MNL_SOCKET_BUFFER_SIZE);
+    std::vector<char> buffer(kIpsetSendBuffer);
     const uint32_t sequence = nl_.next_sequence();
     // No NLM_F_EXCL: an element already there (ADD) or already gone (DEL) is success, and
     // an ADD of an existing element leaves its counters alone.

@@ -341,6 +341,30 @@ TEST_P(AccountingNetns, ClassesAreMatchedInTheirConfiguredOrder) {
   EXPECT_EQ(map.find("10.77.1.0/24"), std::string::npos) << map;
 }
 
+// A class map filled in batches of marked networks, each message larger than one page.
+TEST_P(AccountingNetns, AClassOfThreeHundredNetworksIsMappedWhole) {
+  std::string networks;
+  for (int i = 0; i < 300; ++i)
+    networks += (i ? ", " : "") +
+                ("10.100." + std::to_string(i / 2) + "." + std::to_string(i % 2 * 128) + "/25");
+  write_config("      - {name: many, networks: [" + networks + "]}\n");
+  start_exporter();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        auto f = scrape();
+        return f && value(*f, "fabric_accounting_active", {}) == 1;
+      },
+      std::chrono::seconds(10)))
+      << exporter_->stderr_text();
+  const std::string map = ipset_list("fabric-acct-class4");
+  std::size_t marked = 0;
+  for (std::size_t at = map.find(" skbmark "); at != std::string::npos;
+       at = map.find(" skbmark ", at + 1))
+    ++marked;
+  EXPECT_EQ(marked, 300u) << exporter_->stderr_text() << map.substr(0, 2000);
+  EXPECT_NE(map.find("10.100.149.128/25 skbmark"), std::string::npos) << "the last network";
+}
+
 // The rules of the version that classified with one rule per class network (chains
 // FABRIC-ACCT-DST and -SRC) are replaced by a reconcile; its sets' counts go on.
 TEST_P(AccountingNetns, AnEarlierVersionsRulesAreReplacedAndItsCountsKept) {
