@@ -17,9 +17,15 @@ std::size_t buffer_size(const Options& o, std::size_t max_bytes, int nranks) {
   return std::max(bytes.send, bytes.recv);
 }
 
-uint64_t buffer_bytes_per_rank(const Options& o, std::size_t max_bytes, int nranks) {
+uint64_t buffer_bytes_per_rank(const Options& o, BackendKind backend, std::size_t max_bytes,
+                               int nranks) {
   const uint64_t sets = o.pairs ? 2 : 1;
-  return sets * 2 * static_cast<uint64_t>(buffer_size(o, max_bytes, nranks));
+  const uint64_t buffers = backend == BackendKind::kMpi ? 3 : 2;
+  return sets * buffers * static_cast<uint64_t>(buffer_size(o, max_bytes, nranks));
+}
+
+uint64_t host_reserve_bytes(uint64_t room) {
+  return std::max(room / 8, kHostReserveMinBytes);
 }
 
 Result<MemoryPlan> plan_memory(const Options& o, BackendKind backend, int nranks,
@@ -27,19 +33,22 @@ Result<MemoryPlan> plan_memory(const Options& o, BackendKind backend, int nranks
   MemoryPlan plan;
   plan.max_bytes = o.sweep.max_bytes;
   if (!free_bytes) return plan;
-  const uint64_t reserve = backend == BackendKind::kNccl ? kNcclReserveBytes : 0;
+  const uint64_t reserve =
+      backend == BackendKind::kNccl ? kNcclReserveBytes : host_reserve_bytes(*free_bytes);
   const uint64_t room = *free_bytes > reserve ? *free_bytes - reserve : 0;
   auto fits = [&](std::size_t max_bytes) {
-    return buffer_bytes_per_rank(o, max_bytes, nranks) <= room;
+    return buffer_bytes_per_rank(o, backend, max_bytes, nranks) <= room;
   };
   if (fits(plan.max_bytes)) return plan;
   const std::size_t smallest = std::min(o.sweep.min_bytes, o.sweep.max_bytes);
   if (!fits(smallest)) {
     const std::string reserved =
-        reserve > 0 ? " and " + units::format_size(reserve) + " kept for NCCL's own use" : "";
+        " and " + units::format_size(reserve) +
+        (backend == BackendKind::kNccl ? " kept for NCCL's own use"
+                                       : " kept for MPI, the program and the kernel");
     return Error(ErrorCode::kInvalidArgument, "-b/--minbytes",
                  std::to_string(smallest) + " needs " +
-                     units::format_size(buffer_bytes_per_rank(o, smallest, nranks)) +
+                     units::format_size(buffer_bytes_per_rank(o, backend, smallest, nranks)) +
                      " of buffers per rank" + reserved + ", but " + where + " has " +
                      units::format_size(*free_bytes))
         .with_hint("run smaller sizes, or free the memory other processes hold");

@@ -123,7 +123,8 @@ struct NodeResources {
   std::string host;
   int ranks = 1;                        // ranks placed on this node
   std::optional<uint64_t> memory_bytes; // available memory per rank's device: host
-                                        // (MemAvailable / ranks) or GPU (free memory)
+                                        // (MemAvailable or the memory cgroup's room,
+                                        // whichever is less, / ranks) or GPU (free memory)
 };
 
 // Checks that depend on the ranks: the root exists, MPI's int counts, --pairs has two

@@ -16,6 +16,7 @@
 #include "common/atomic_file.h"
 #include "common/cuda_runtime.h"
 #include "common/sysfs.h"
+#include "nccltest/cgroup_memory.h"
 #include "nccltest/comm_split.h"
 #include "nccltest/gpu_map.h"
 #include "nccltest/line_rate.h"
@@ -98,8 +99,11 @@ Result<std::vector<RankFacts>> describe_self(Session& s, int local_rank) {
   } else {
     r.pci_bus_id = "host";
     r.device_name = "host memory";
+    // The room: MemAvailable is the node's, and a pod's memory cgroup may allow less.
     if (auto meminfo = read_file("/proc/meminfo"); meminfo.ok())
       f.free_memory = mem_available(*meminfo);
+    if (std::optional<uint64_t> cgroup = cgroup_memory_room())
+      f.free_memory = f.free_memory ? std::min(*f.free_memory, *cgroup) : *cgroup;
   }
   std::string route = read_file("/proc/net/route").value_or(std::string());
   std::vector<RankFacts> out;

@@ -1,22 +1,28 @@
 // mpi tier: nccl-tests' command lines run unchanged through the installed program names
-// (all_reduce_perf, ...: links to fabric-nccltest), 4 ranks under a real mpirun, and the
+// (all_reduce_perf, ...: links to fabric-nccltest) under a real mpirun, and the
 // output held against nccl-tests 2.19.6's own format strings (src/util.cu: writeDeviceReport,
 // parseRankInfo, writeResultHeader, writeBenchmarkLinePreamble, writeBenchmarkLineBody,
 // writeResultFooter), copied below with the values nccl-tests passes them: every '#' line
 // nccl-tests prints is printed the same, and every row is the same bytes once rebuilt from
-// its fields with those formats. Only the sizes are scaled down (-e) and the ranks are 4.
+// its fields with those formats. Most runs scale the sizes down (-e) over 4 ranks; the
+// README's lines run unchanged (TheReadme*).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/atomic_file.h"
 #include "common/json.h"
 #include "common/subprocess.h"
+#include "nccltest/cgroup_memory.h"
 #include "tests/mpi/loopback_mpi_environment.h"
 #include "tests/unit/nccltest/nccl_tests_parsers.h"
 
@@ -31,16 +37,21 @@ struct MpiRun {
   std::string out, err;
 };
 
-// `program` is one of the links beside the built fabric-nccltest.
+// One of the installed names: the links beside the built fabric-nccltest.
+std::string program_path(const std::string& program) {
+  const std::string binary = FABRIC_NCCLTEST_BINARY;
+  return binary.substr(0, binary.rfind('/') + 1) + program;
+}
+
+// `program` is one of the installed names (program_path).
 MpiRun mpirun(const std::string& program, std::vector<std::string> args,
               std::map<std::string, std::string> env = {}, int ranks = 4) {
-  const std::string binary = FABRIC_NCCLTEST_BINARY;
   std::vector<std::string> argv = {FABRIC_MPIEXEC, "-np", std::to_string(ranks), "--oversubscribe"};
   for (const auto& [k, v] : env) {
     ::setenv(k.c_str(), v.c_str(), 1);
     argv.insert(argv.end(), {"-x", k});
   }
-  argv.push_back(binary.substr(0, binary.rfind('/') + 1) + program);
+  argv.push_back(program_path(program));
   argv.insert(argv.end(), args.begin(), args.end());
   SubprocessOptions options;
   options.timeout = std::chrono::seconds(120);
@@ -129,7 +140,7 @@ std::string rebuilt(const Row& row) {
 // nccl-tests' parseRankInfo reads it, the table header, rows that rebuild to the same
 // bytes, and the footer.
 void expect_nccl_tests_layout(const MpiRun& r, const std::string& program, bool cputime = false,
-                              bool timestamps = false) {
+                              bool timestamps = false, int ranks = 4) {
   const std::vector<std::string> lines = testing::lines_of(r.out);
   EXPECT_TRUE(has_line(lines, "# Collective test starting: " + program + "\n")) << r.out;
   EXPECT_TRUE(has_line(lines, "# Using devices\n"));
@@ -147,7 +158,7 @@ void expect_nccl_tests_layout(const MpiRun& r, const std::string& program, bool 
     EXPECT_GT(pid, 0);
     ++devices;
   }
-  EXPECT_EQ(devices, 4);
+  EXPECT_EQ(devices, ranks);
   for (const std::string& line : table_header(cputime, timestamps))
     EXPECT_TRUE(has_line(lines, line)) << "missing: " << line << "in:\n" << r.out;
   const std::vector<Row> rows = rows_of(lines);
@@ -172,9 +183,11 @@ void expect_nccl_tests_layout(const MpiRun& r, const std::string& program, bool 
   EXPECT_TRUE(has_line(lines, "# Collective test concluded: " + program + "\n"));
 }
 
-// nccl-tests' README: `./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8` on one node and
-// `mpirun -np 64 -N 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1` across nodes; here with
-// one GPU per process, 4 ranks and -e 64K.
+// nccl-tests' README lines run unchanged below, but for `mpirun -np 64 -N 8`, which needs
+// eight nodes: `./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8` alone
+// (TheReadmeSingleNodeLineRunsAsOneRank) and `-b 8 -e 8G -f 2 -g 1` under mpirun -np 2 in a
+// memory cgroup (TheReadmeMpiLineFitsTheMemoryCgroup). Here the same layout over 4 ranks
+// and -e 64K, where the rows' count is known.
 TEST(NcclTestsCompat, TheReadmeRunPrintsNcclTestsLayout) {
   MpiRun r = mpirun("all_reduce_perf", {"-b", "8", "-e", "64K", "-f", "2", "-g", "1"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -186,6 +199,158 @@ TEST(NcclTestsCompat, TheReadmeRunPrintsNcclTestsLayout) {
                                 1, 1, 8L, 65536L, 2L, "factor", 1, 20, 1, 1, 0, 0)))
       << r.out;
   EXPECT_EQ(rows_of(testing::lines_of(r.out)).size(), 14u); // 8 B to 64 KiB
+}
+
+// nccl-tests' README, its one-node line unchanged and without mpirun: the mpi backend runs
+// it as one rank on host memory, says in one line that -g 8 means nothing there, and prints
+// nccl-tests' layout for every size from 8 B to 128 MiB.
+TEST(NcclTestsCompat, TheReadmeSingleNodeLineRunsAsOneRank) {
+  SubprocessOptions options;
+  options.timeout = std::chrono::seconds(120);
+  auto run = run_subprocess(
+      {program_path("all_reduce_perf"), "-b", "8", "-e", "128M", "-f", "2", "-g", "8"}, options);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  MpiRun r{run->exit_status, run->stdout_text, run->stderr_text};
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  expect_nccl_tests_layout(r, "all_reduce_perf", false, false, /*ranks=*/1);
+  const std::vector<std::string> lines = testing::lines_of(r.out);
+  EXPECT_TRUE(has_line(lines, "# -g 8 -t 1 ignored: the mpi backend runs one rank per process on "
+                              "host memory (start more ranks with mpirun -np)\n"))
+      << r.out;
+  const std::vector<Row> rows = rows_of(lines);
+  ASSERT_EQ(rows.size(), 25u) << r.out; // 8 B to 128 MiB
+  EXPECT_EQ(rows.front().fields[0], "8");
+  EXPECT_EQ(rows.back().fields[0], "134217728");
+  for (const Row& row : rows) {
+    EXPECT_EQ(row.fields[8], "0") << row.line;
+    EXPECT_EQ(row.fields[12], "0") << row.line;
+  }
+}
+
+// A memory cgroup made for one test as a child of this process's own (v1's memory
+// controller, or v2 where the machine has it), with a limit, removed when done.
+class MemoryCgroup {
+public:
+  // An empty reason: made; otherwise why not.
+  std::string make(uint64_t limit) {
+    auto self = read_file("/proc/self/cgroup");
+    auto mountinfo = read_file("/proc/self/mountinfo");
+    if (!self.ok() || !mountinfo.ok()) return "/proc/self/cgroup or mountinfo unreadable";
+    const SelfCgroups where = parse_self_cgroups(*self);
+    const CgroupMounts mounts = parse_cgroup_mounts(*mountinfo);
+    const std::string name = "fabric_nccltest_" + std::to_string(::getpid());
+    std::string reasons;
+    if (where.v1_memory && mounts.v1_memory) {
+      v1_ = true;
+      if (try_make(cgroup_directories(*mounts.v1_memory, *where.v1_memory), name,
+                   "memory.limit_in_bytes", limit, reasons))
+        return "";
+    }
+    if (where.v2 && mounts.v2) {
+      v1_ = false;
+      if (try_make(cgroup_directories(*mounts.v2, *where.v2), name, "memory.max", limit, reasons))
+        return "";
+    }
+    return reasons.empty() ? "no memory cgroup hierarchy is mounted" : reasons;
+  }
+  ~MemoryCgroup() {
+    if (dir_.empty()) return;
+    // The job's processes have exited when mpirun returns, but the kernel may still be
+    // moving their last pages out: wait (bounded) until the cgroup can go.
+    for (int i = 0; i < 500 && ::rmdir(dir_.c_str()) != 0 && errno == EBUSY; ++i)
+      ::usleep(10000);
+  }
+  const std::string& dir() const { return dir_; }
+  // The most the cgroup held: v1's memory.max_usage_in_bytes, v2's memory.peak (kernels
+  // from 5.19); nullopt where the kernel keeps none.
+  std::optional<uint64_t> peak() const {
+    auto text = read_file(dir_ + (v1_ ? "/memory.max_usage_in_bytes" : "/memory.peak"));
+    if (!text.ok()) return std::nullopt;
+    return parse_cgroup_usage(*text);
+  }
+
+private:
+  static bool write_text(const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    return ok;
+  }
+  bool try_make(const std::vector<std::string>& parents, const std::string& name,
+                const char* limit_file, uint64_t limit, std::string& reasons) {
+    for (const std::string& parent : parents) {
+      const std::string dir = parent + "/" + name;
+      if (::mkdir(dir.c_str(), 0755) != 0) {
+        reasons += "mkdir " + dir + ": " + std::strerror(errno) + "; ";
+        continue;
+      }
+      // v2 gives a child memory files only where the parent delegates the controller.
+      if (write_text(dir + "/" + limit_file, std::to_string(limit))) {
+        dir_ = dir;
+        return true;
+      }
+      reasons += std::string("no ") + limit_file + " to write in " + dir + "; ";
+      ::rmdir(dir.c_str());
+      return false;
+    }
+    return false;
+  }
+  std::string dir_;
+  bool v1_ = true;
+};
+
+// nccl-tests' README across nodes, `all_reduce_perf -b 8 -e 8G -f 2 -g 1`, unchanged under
+// mpirun -np 2 in a memory cgroup limited to 640 MiB, as an MPIJob worker's pod would be:
+// -e is reduced to what fits beside MPI's temporary and the reserve, with nccl-tests' line,
+// and no rank is killed. (Planned from MemAvailable alone, the run outgrows the cgroup and a
+// rank is OOM-killed.) 640 MiB leaves about 16 MiB as the largest size, a few seconds' run.
+TEST(NcclTestsCompat, TheReadmeMpiLineFitsTheMemoryCgroup) {
+  constexpr uint64_t kLimit = uint64_t{640} << 20;
+  MemoryCgroup cgroup;
+  if (std::string why = cgroup.make(kLimit); !why.empty())
+    GTEST_SKIP() << "no memory cgroup can be made here: " << why;
+  const std::string program = program_path("all_reduce_perf");
+  SubprocessOptions options;
+  options.timeout = std::chrono::seconds(120);
+  auto run = run_subprocess(
+      {"/bin/sh", "-c", "echo $$ > \"$1/cgroup.procs\" && shift && exec \"$@\"", "sh", cgroup.dir(),
+       FABRIC_MPIEXEC, "-np", "2", program, "-b", "8", "-e", "8G", "-f", "2", "-g", "1"},
+      options);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  ASSERT_EQ(run->exit_status, 0) << run->stdout_text << run->stderr_text;
+  const std::vector<std::string> lines = testing::lines_of(run->stdout_text);
+  long long reduced = -1;
+  for (const std::string& line : lines) {
+    long long n = -1;
+    if (std::sscanf(line.c_str(), "# Reducing maxBytes to %lld due to memory limitation", &n) ==
+            1 &&
+        line == c_format("# Reducing maxBytes to %lld due to memory limitation\n", n))
+      reduced = n;
+  }
+  ASSERT_GT(reduced, 0) << run->stdout_text;
+  // Each rank's share of the limit holds three buffers and the reserve.
+  EXPECT_LE(3 * static_cast<uint64_t>(reduced) + 256 * (uint64_t{1} << 20), kLimit / 2);
+  bool header = false;
+  for (const std::string& line : lines)
+    header = header || line.rfind(c_format("# nThread 1 nGpus 1 minBytes 8 maxBytes %lld step: "
+                                           "2(factor) ",
+                                           reduced),
+                                  0) == 0;
+  EXPECT_TRUE(header) << run->stdout_text;
+  const std::vector<Row> rows = rows_of(lines);
+  ASSERT_FALSE(rows.empty()) << run->stdout_text;
+  EXPECT_EQ(rows.front().fields[0], "8");
+  for (const Row& row : rows) {
+    EXPECT_LE(std::stoll(row.fields[0]), reduced) << row.line;
+    EXPECT_EQ(row.fields[8], "0") << row.line;
+    EXPECT_EQ(row.fields[12], "0") << row.line;
+  }
+  EXPECT_GT(2 * std::stoll(rows.back().fields[0]), reduced); // the last power of 2 that fits
+  const std::optional<uint64_t> peak = cgroup.peak();
+  if (peak) {
+    EXPECT_LT(*peak, kLimit);
+  }
 }
 
 // The GPU check's reference run of NVIDIA's all_reduce_perf (scripts/gpu_check.sh), and

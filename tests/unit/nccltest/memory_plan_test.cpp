@@ -23,19 +23,19 @@ TEST(MemoryPlan, TwoBuffersOfTheLargerSizeAsNcclTestsAllocates) {
   // all_gather's receive buffer holds every rank's part: -e is its size.
   Options o = run_of(Collective::kAllGather, 8, 8 * kGiB);
   EXPECT_EQ(buffer_size(o, o.sweep.max_bytes, 8), 8 * kGiB);
-  EXPECT_EQ(buffer_bytes_per_rank(o, o.sweep.max_bytes, 8), 16 * kGiB);
+  EXPECT_EQ(buffer_bytes_per_rank(o, BackendKind::kNccl, o.sweep.max_bytes, 8), 16 * kGiB);
   // all_reduce: send and receive both -e.
   Options r = run_of(Collective::kAllReduce, 8, kGiB);
-  EXPECT_EQ(buffer_bytes_per_rank(r, r.sweep.max_bytes, 4), 2 * kGiB);
+  EXPECT_EQ(buffer_bytes_per_rank(r, BackendKind::kNccl, r.sweep.max_bytes, 4), 2 * kGiB);
 }
 
 TEST(MemoryPlan, PairsAllocateASecondSetForThePairsCommunicator) {
   Options o = run_of(Collective::kAllReduce, 8, kGiB);
   o.pairs = true;
-  EXPECT_EQ(buffer_bytes_per_rank(o, o.sweep.max_bytes, 8), 4 * kGiB);
+  EXPECT_EQ(buffer_bytes_per_rank(o, BackendKind::kNccl, o.sweep.max_bytes, 8), 4 * kGiB);
   // --pairs-bytes larger than -e sizes both sets.
   o.pairs_bytes = 2 * kGiB;
-  EXPECT_EQ(buffer_bytes_per_rank(o, o.sweep.max_bytes, 8), 8 * kGiB);
+  EXPECT_EQ(buffer_bytes_per_rank(o, BackendKind::kNccl, o.sweep.max_bytes, 8), 8 * kGiB);
 }
 
 TEST(MemoryPlan, ARunThatFitsIsLeftAlone) {
@@ -60,15 +60,50 @@ TEST(MemoryPlan, TheLargestSizeIsReducedToWhatFitsBesideNcclsReserve) {
   EXPECT_EQ(plan->max_bytes, expected);
   EXPECT_EQ(plan->note,
             "Reducing maxBytes to " + std::to_string(expected) + " due to memory limitation");
-  EXPECT_LE(buffer_bytes_per_rank(o, plan->max_bytes, 8) + kNcclReserveBytes, 80 * kGiB);
-  EXPECT_GT(buffer_bytes_per_rank(o, plan->max_bytes + 2, 8) + kNcclReserveBytes, 80 * kGiB);
+  EXPECT_LE(buffer_bytes_per_rank(o, BackendKind::kNccl, plan->max_bytes, 8) + kNcclReserveBytes,
+            80 * kGiB);
+  EXPECT_GT(buffer_bytes_per_rank(o, BackendKind::kNccl, plan->max_bytes + 2, 8) +
+                kNcclReserveBytes,
+            80 * kGiB);
 }
 
-TEST(MemoryPlan, HostMemoryKeepsNoNcclReserve) {
+TEST(MemoryPlan, HostMemoryCountsMpisTemporaryAndKeepsAReserve) {
+  // MPI's collectives allocate a temporary of the message size beside the two buffers.
   Options o = run_of(Collective::kAllReduce, 8, kGiB);
-  auto plan = plan_memory(o, BackendKind::kMpi, 4, 512 * kMiB, "node-a");
-  ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(plan->max_bytes, 256 * kMiB);
+  EXPECT_EQ(buffer_bytes_per_rank(o, BackendKind::kMpi, o.sweep.max_bytes, 4), 3 * kGiB);
+  EXPECT_EQ(buffer_bytes_per_rank(o, BackendKind::kNccl, o.sweep.max_bytes, 4), 2 * kGiB);
+  o.pairs = true;
+  EXPECT_EQ(buffer_bytes_per_rank(o, BackendKind::kMpi, o.sweep.max_bytes, 4), 6 * kGiB);
+  // The reserve: an eighth of the room, at least 256 MiB.
+  EXPECT_EQ(host_reserve_bytes(512 * kMiB), 256 * kMiB);
+  EXPECT_EQ(host_reserve_bytes(8 * kGiB), kGiB);
+  EXPECT_EQ(host_reserve_bytes(0), 256 * kMiB);
+}
+
+TEST(MemoryPlan, HostMemoryFitsThreeBuffersBesideTheReserve) {
+  // The lead's 23 GiB machine, 2 ranks: 11.5 GiB a rank, 1.44 GiB kept, three buffers in
+  // the rest; MemAvailable over two buffers alone had the ranks OOM-killed.
+  const uint64_t room = 23 * kGiB / 2;
+  Options o = run_of(Collective::kAllReduce, 8, 8 * kGiB);
+  auto plan = plan_memory(o, BackendKind::kMpi, 2, room, "node-a (memory available per rank)");
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  const uint64_t expected = (room - room / 8) / 3;
+  EXPECT_EQ(plan->max_bytes, expected);
+  EXPECT_EQ(plan->note,
+            "Reducing maxBytes to " + std::to_string(expected) + " due to memory limitation");
+  // A 1 GiB pod with 2 ranks: 512 MiB a rank, 256 MiB kept, three buffers of 85 MiB.
+  auto pod = plan_memory(o, BackendKind::kMpi, 2, 512 * kMiB, "pod");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(pod->max_bytes, 256 * kMiB / 3);
+  // Less room than the reserve: the smallest size is refused with the figures.
+  Options small = run_of(Collective::kAllReduce, 8, kGiB);
+  auto refused = plan_memory(small, BackendKind::kMpi, 2, 200 * kMiB, "pod-b");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("8 needs 24 B of buffers per rank and 256 MiB kept "
+                                           "for MPI, the program and the kernel, but pod-b has "
+                                           "200 MiB"),
+            std::string::npos)
+      << refused.error().message();
 }
 
 TEST(MemoryPlan, ASmallestSizeThatCannotFitIsRefusedWithTheFigures) {
