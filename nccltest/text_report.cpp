@@ -206,8 +206,9 @@ std::string render_text_footer(const RunFooter& f, const std::string& program) {
   // nccl-tests appends OK/FAILED only when a threshold is set, and a space in any case.
   std::string verdict;
   if (f.threshold_ok) verdict = *f.threshold_ok ? "OK" : "FAILED";
-  out += format("# %-20s : %s %s\n", "Avg bus bandwidth", fixed_g(f.avg_busbw).c_str(),
-                verdict.c_str());
+  // %g as nccl-tests prints it, exponent included: under 1e-4 GB/s (a loaded 2-core machine,
+  // small sizes) a parser of nccl-tests' output reads "6.88115e-05", never "0.0000688115".
+  out += format("# %-20s : %g %s\n", "Avg bus bandwidth", f.avg_busbw, verdict.c_str());
   if (f.line_rate.ceiling_gbytes) {
     double ceiling = *f.line_rate.ceiling_gbytes;
     out += format("# %-20s : %s GB/s busbw (%s); avg busbw is %s %% of it\n", "Line-rate ceiling",

@@ -358,6 +358,15 @@ TEST(NcclTestsText, PerRankFailuresAndThresholdVerdictAreCommentLines) {
       << text;
   EXPECT_NE(text.find("# Out of bounds values : 2 FAILED\n"), std::string::npos);
   EXPECT_NE(text.find("# Avg bus bandwidth    : 3.5 FAILED\n"), std::string::npos);
+  // Tiny and huge averages keep %g's exponent, as nccl-tests prints them.
+  footer.avg_busbw = 6.88115e-05;
+  EXPECT_NE(
+      render_text_footer(footer, "all_reduce_perf").find("# Avg bus bandwidth    : 6.88115e-05 "),
+      std::string::npos);
+  footer.avg_busbw = 1234567.0;
+  EXPECT_NE(
+      render_text_footer(footer, "all_reduce_perf").find("# Avg bus bandwidth    : 1.23457e+06 "),
+      std::string::npos);
   EXPECT_NE(text.find("# Busbw threshold      : 3.4 GB/s average over sizes >= 64 MiB, required 5 "
                       "GB/s: FAILED"),
             std::string::npos)
