@@ -47,22 +47,31 @@ def as_pod(daemonset, name, image, node, config, secret):
         container.pop("ports", None)
     # The node's state and the CNI directory move under the stand-in; /sys and /proc stay,
     # except a part this machine lacks: configfs (/sys/kernel/config), which an RDMA node's
-    # systemd mounts, is not mounted everywhere, and the kubelet, like podman, refuses to
-    # start a pod whose Directory hostPath is missing.
+    # systemd mounts, is not there on every kernel, and the kubelet, like podman, refuses to
+    # start a pod whose Directory hostPath is missing. Nor can it move under the stand-in:
+    # its mount point lies inside the read-only /sys bind, where runc cannot create one. So
+    # a /sys path this machine lacks is left out, volume and mounts (fabric-pfc finds no
+    # RDMA device here to write RDMA-CM defaults for).
+    missing = set()
     for volume in spec["volumes"]:
+        if "configMap" in volume:
+            volume["configMap"]["name"] = config
+        if "secret" in volume:
+            volume["secret"]["secretName"] = secret
+            volume["secret"]["optional"] = False  # podman 4.3 dereferences it when unset
         path = volume.get("hostPath", {}).get("path")
         if not path:
             continue
         if not path.startswith(("/sys", "/proc")):
             volume["hostPath"]["path"] = node + path
         elif not os.path.exists(path):
-            volume["hostPath"]["path"] = node + path
-            volume["hostPath"]["type"] = "DirectoryOrCreate"
-        if "configMap" in volume:
-            volume["configMap"]["name"] = config
-        if "secret" in volume:
-            volume["secret"]["secretName"] = secret
-            volume["secret"]["optional"] = False  # podman 4.3 dereferences it when unset
+            missing.add(volume["name"])
+            print(f"daemonset_as_pods.py: {path} is not on this machine: "
+                  f"volume {volume['name']} left out", file=sys.stderr)
+    spec["volumes"] = [v for v in spec["volumes"] if v["name"] not in missing]
+    for container in spec.get("initContainers", []) + spec["containers"]:
+        container["volumeMounts"] = [
+            m for m in container.get("volumeMounts", []) if m["name"] not in missing]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
