@@ -2,8 +2,9 @@
 # nccltest_mpi_vs_bare.sh - fabric-nccltest's mpi backend against a bare timed loop of the
 # same MPI_Allreduce (tests/bench/bare_mpi_allreduce.c): the same ranks, sizes, iterations,
 # warm-up and buffer rotation (each call at its slot of the -e sized buffers, as nccl-tests
-# does), alternating in one run; per-size median busbw of each and their ratio, the
-# geometric mean of the ratios per round (its spread says what the figure can resolve), and
+# does), alternating in one run; per-size median busbw of each and their ratio, the same
+# ratio from each size's fastest round of each (interference only slows), the geometric
+# mean of the ratios per round (its spread says what the figure can resolve), and
 # the start-up time to the first timed iteration of each (launch to the first result row
 # of an 8-byte run).
 #
@@ -81,6 +82,7 @@ printf 'fabric-nccltest (mpi backend) against a bare MPI_Allreduce loop: %d rank
 printf '%d iterations and %d warm-up calls per size, median of %d alternating rounds; load average %s\n' \
   "$ITERS" "$WARMUP" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 summarize_allreduce "$WORK" "$RANKS"
+summarize_best "$WORK"
 summarize_rounds "$WORK"
 bs=$(median <"$WORK/bare.start")
 ns=$(median <"$WORK/nccltest.start")

@@ -36,6 +36,19 @@ summarize_allreduce() {
     "$work/logratio"
 }
 
+# summarize_best WORK: the same ratio from each size's fastest round of each loop. Interference
+# on a machine without cores to spare (a preempted rank stalls the collective) only ever slows
+# a run, so the fastest of several rounds is the figure least touched by it, where a median
+# still moves with how many rounds were hit.
+summarize_best() {
+  local work=$1
+  awk 'NR == FNR { if (!(($2) in b) || $3 < b[$2]) b[$2] = $3; next }
+       { if (!(($2) in n) || $3 < n[$2]) n[$2] = $3 }
+       END { for (k in b) if ((k in n) && b[k] > 0 && n[k] > 0) { s += log(b[k] / n[k]); c++ }
+             if (c) printf "busbw ratio nccltest/bare, fastest round of each per size, geometric mean over sizes: %.3f\n", exp(s / c) }' \
+    "$work/bare" "$work/nccltest"
+}
+
 # summarize_rounds WORK: the geometric-mean ratio of each round on its own (each round pairs one
 # run of each, back to back), and their spread; a difference smaller than that spread is noise.
 summarize_rounds() {
