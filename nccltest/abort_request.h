@@ -1,7 +1,8 @@
 // An order to end the run, posted from any thread and carried out by the one thread that
 // owns the communicator. NCCL's communicator is not thread-safe (ncclCommAbort from one
-// thread while another still calls into the communicator uses freed memory), and under
-// MPI_THREAD_FUNNELED only the main thread may call MPI (MPI_Abort included). So the
+// thread while another still calls into the communicator uses freed memory), and MPI is
+// initialised for one thread's calls (MPI_Init, as nccl-tests): only the main thread may
+// call MPI (MPI_Abort included). So the
 // watchdog's monitor and the control channel's I/O thread only post here; the main thread
 // polls requested() where it waits (the nccl engine's stream wait, the stall fault), aborts
 // its communicator itself, and ends the job from the main thread. A poster whose order is

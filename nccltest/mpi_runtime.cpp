@@ -70,9 +70,15 @@ bool built() {
 
 Result<void> init(int* argc, char*** argv) {
   if (g_initialized) return Ok();
-  int provided = 0;
-  int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-  if (rc != MPI_SUCCESS) return mpi_error(rc, "MPI_Init_thread");
+  // MPI_Init, as nccl-tests' main calls it, not MPI_Init_thread(MPI_THREAD_FUNNELED): in Open
+  // MPI 4.1 the latter made every MPI_Allreduce of 2 ranks over shared memory slower, by
+  // 0.1 us at 64 B and 0.3 to 0.6 us at 2 KiB (a bare loop, 50,000 calls, either way), a gap
+  // fabric-nccltest's small sizes showed against the same loop. Every MPI call here is the
+  // main thread's (the watchdog orders an abort and the main thread carries it out); the
+  // other threads, the watchdog's and NCCL's and CUDA's own, never call MPI, as in
+  // nccl-tests.
+  int rc = MPI_Init(argc, argv);
+  if (rc != MPI_SUCCESS) return mpi_error(rc, "MPI_Init");
   g_initialized = true;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   return Ok();

@@ -13,8 +13,8 @@
 namespace fabric::nccltest::mpi {
 
 bool built();
-// MPI_Init_thread (funnelled: only the main thread calls MPI, the control channel's
-// threads never do) and MPI_ERRORS_RETURN on the communicators we create.
+// MPI_Init, as nccl-tests calls it (only the main thread calls MPI; the watchdog's and the
+// control channel's threads never do) and MPI_ERRORS_RETURN on the communicators we create.
 Result<void> init(int* argc, char*** argv);
 bool initialized();
 // MPI_Finalize, when init() succeeded.

@@ -141,7 +141,7 @@ TEST(NcclTestMpi, TheWatchdogNamesAStalledRankAndEndsTheRun) {
       << r.out;
   // The run ends within the timeout plus a bound (start-up, the 1K and 4K sizes, the abort).
   EXPECT_LT(r.seconds, timeout + 20) << r.out;
-  // The order is carried out by a main thread (MPI_THREAD_FUNNELED): the stalled rank's,
+  // The order is carried out by a main thread (the only one that calls MPI): the stalled rank's,
   // which polls for it; rank 0's watchdog thread only posts it (its main thread is inside
   // an MPI collective, waiting for rank 1). The exit status 5 is the code given to
   // MPI_Abort; Open MPI's notice names the rank that called it, when its help system manages
