@@ -461,6 +461,36 @@ Result<void> restrict_fp8(Options& o, int nccl_version, int min_compute_capabili
   return Ok();
 }
 
+bool Options::leaves_out(DataType t, ReduceOp op) const {
+  return std::find(left_out.begin(), left_out.end(), std::pair{t, op}) != left_out.end();
+}
+
+bool nccl_refuses_on_one_rank(Collective c, DataType t, ReduceOp op, int comm_ranks) {
+  return comm_ranks == 1 && is_fp8(t) && uses_op(c) &&
+         (op == ReduceOp::kAvg || op == ReduceOp::kMulSum);
+}
+
+Result<void> restrict_one_rank_fp8(Options& o, int smallest_comm_ranks) {
+  std::string names;
+  for (DataType t : o.types) {
+    for (ReduceOp op : o.ops) {
+      if (!nccl_refuses_on_one_rank(o.collective, t, op, smallest_comm_ranks)) continue;
+      o.left_out.emplace_back(t, op);
+      names += (names.empty() ? "" : ", ") + std::string(data_type_name(t)) + " " +
+               std::string(reduce_op_name(op));
+    }
+  }
+  if (names.empty()) return Ok();
+  const std::string why = "NCCL refuses fp8 avg and mulsum on a one-rank communicator "
+                          "(ncclInvalidArgument from its one-rank path)";
+  if (o.left_out.size() == o.types.size() * o.ops.size()) {
+    return usage("-o/--op", names + ": " + why)
+        .with_hint("run two ranks or more, or another -o or -d");
+  }
+  o.notes.push_back(names + " left out: " + why);
+  return Ok();
+}
+
 Result<void> validate_for_world(const Options& o, BackendKind b, int nranks,
                                 const std::vector<NodeResources>& nodes) {
   if (uses_root(o.collective) && o.root >= nranks) {

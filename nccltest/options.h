@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -56,6 +57,9 @@ struct Options {
   // Flags that mean nothing on the chosen backend, one line each for the header
   // (validate_for_backend fills it).
   std::vector<std::string> notes;
+  // Type and operation pairs of -d/-o that this run leaves out (restrict_one_rank_fp8).
+  std::vector<std::pair<DataType, ReduceOp>> left_out;
+  bool leaves_out(DataType t, ReduceOp op) const;
   double timeout_s = 0; // -T: watchdog, per phase; 0: off
   std::optional<std::string> json_path, prom_path, plot_path;
   std::optional<double> min_busbw;     // GB/s
@@ -117,6 +121,15 @@ Result<void> validate_for_backend(Options& options, BackendKind backend);
 // 90, the smallest of every rank's). "-d all" leaves fp8 out elsewhere, as nccl-tests does;
 // a type named with -d is refused there, naming what is missing.
 Result<void> restrict_fp8(Options& options, int nccl_version, int min_compute_capability);
+
+// NCCL refuses avg and mulsum on fp8 where a communicator has one rank: it runs such a
+// communicator's reductions through ncclLaunchOneRank, whose host code offers the fp8
+// kernels only under `__CUDA_ARCH__ >= 900`, never true in host code, so the call returns
+// ncclInvalidArgument on every GPU (NCCL 2.24, which brought fp8, to 2.29 at least; seen on
+// an H200 with NCCL 2.28.9). `smallest_comm_ranks`: the fewest ranks of any communicator of
+// the run. Those pairs are left out with a header note; a run of nothing else is refused.
+bool nccl_refuses_on_one_rank(Collective c, DataType t, ReduceOp op, int comm_ranks);
+Result<void> restrict_one_rank_fp8(Options& options, int smallest_comm_ranks);
 
 // What each node has, for the last step.
 struct NodeResources {

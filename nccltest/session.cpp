@@ -255,6 +255,17 @@ Result<void> agree_on_fp8(Session& s, const std::vector<int>& devices) {
   return restrict_fp8(s.options, s.nccl_library, lowest);
 }
 
+// Every rank leaves out the same pairs, from the smallest communicator of the run (a split
+// can give one group a single rank while another has several).
+Result<void> agree_on_one_rank_fp8(Session& s) {
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all,
+                          s.group->allgather(std::to_string(s.engine->size())));
+  int smallest = s.engine->size();
+  for (const std::string& size : all)
+    smallest = std::min(smallest, std::atoi(size.c_str()));
+  return restrict_one_rank_fp8(s.options, smallest);
+}
+
 } // namespace
 
 Session::~Session() {
@@ -449,6 +460,7 @@ Result<void> open_engine(Session& s) {
                        std::to_string(s.engine->size()) + " ranks)");
     }
   }
+  if (s.backend == BackendKind::kNccl) FABRIC_TRY(agree_on_one_rank_fp8(s));
   s.engine->poll_aborts(&s.abort);
   // nccl-tests allocates both buffers at the larger size: in place, the receive buffer
   // also holds the input (reduce_scatter's whole input). The size was planned to fit.

@@ -228,6 +228,44 @@ TEST(NcclTestOptions, AllTypesAndOpsShrinkToWhatTheBackendHas) {
             std::string::npos);
 }
 
+// NCCL's one-rank path has no fp8 avg or mulsum (ncclInvalidArgument on an H200, NCCL
+// 2.28.9): "-d all -o all" on one GPU runs every other pair and says which it left out; a
+// run of only those pairs is refused before a GPU is touched.
+TEST(NcclTestOptions, OneRankCommunicatorsLeaveOutFp8AvgAndMulsum) {
+  auto all = parse({"-d", "all", "-o", "all"});
+  ASSERT_TRUE(all.ok());
+  ASSERT_TRUE(validate_for_backend(*all, BackendKind::kNccl).ok());
+  Options two_ranks = *all;
+  ASSERT_TRUE(restrict_one_rank_fp8(two_ranks, 2).ok());
+  EXPECT_TRUE(two_ranks.left_out.empty());
+  Options one_rank = *all;
+  ASSERT_TRUE(restrict_one_rank_fp8(one_rank, 1).ok());
+  EXPECT_EQ(one_rank.left_out.size(), 4u);
+  EXPECT_TRUE(one_rank.leaves_out(DataType::kFloat8e4m3, ReduceOp::kAvg));
+  EXPECT_TRUE(one_rank.leaves_out(DataType::kFloat8e5m2, ReduceOp::kMulSum));
+  EXPECT_FALSE(one_rank.leaves_out(DataType::kFloat8e4m3, ReduceOp::kSum));
+  EXPECT_FALSE(one_rank.leaves_out(DataType::kBfloat16, ReduceOp::kAvg));
+  ASSERT_EQ(one_rank.notes.size(), 1u);
+  EXPECT_EQ(one_rank.notes[0],
+            "f8e4m3 avg, f8e4m3 mulsum, f8e5m2 avg, f8e5m2 mulsum left out: NCCL refuses fp8 "
+            "avg and mulsum on a one-rank communicator (ncclInvalidArgument from its one-rank "
+            "path)");
+
+  // all_gather takes no operation: nothing to leave out.
+  auto gather = parse({"--collective", "all_gather", "-d", "f8e4m3"});
+  ASSERT_TRUE(gather.ok());
+  ASSERT_TRUE(restrict_one_rank_fp8(*gather, 1).ok());
+  EXPECT_TRUE(gather->left_out.empty());
+
+  auto only = parse({"-d", "f8e5m2", "-o", "avg"});
+  ASSERT_TRUE(only.ok());
+  auto refused = restrict_one_rank_fp8(*only, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "-o/--op: f8e5m2 avg: NCCL refuses fp8 avg and mulsum on a one-rank communicator "
+            "(ncclInvalidArgument from its one-rank path)");
+}
+
 TEST(NcclTestOptions, WorldChecksRootCountsAndPairs) {
   auto bcast = parse({"--collective", "broadcast", "-r", "4"});
   ASSERT_TRUE(bcast.ok());
