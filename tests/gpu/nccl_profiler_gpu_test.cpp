@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "common/subprocess.h"
 #include "exporters/nccl_profiler/profile_reader.h"
+#include "tests/gpu/program_path.h"
 
 namespace fabric::nccl_profiler {
 namespace {
@@ -30,10 +31,10 @@ protected:
     if (!count.ok()) GTEST_SKIP() << count.error().message();
     if (*count < 2) GTEST_SKIP() << "needs 2 CUDA devices, found " << *count;
     devices_ = *count;
-    if (std::string(FABRIC_NCCLTEST_BINARY).empty()) {
+    if (FABRIC_GPU_PROGRAM(FABRIC_NCCLTEST_BINARY).empty()) {
       GTEST_SKIP() << "fabric-nccltest is not built in this tree";
     }
-    if (std::string(FABRIC_MPIEXEC).empty()) GTEST_SKIP() << "no mpirun (Open MPI) found";
+    if (FABRIC_GPU_PROGRAM(FABRIC_MPIEXEC).empty()) GTEST_SKIP() << "no mpirun (Open MPI) found";
     char dir[] = "/tmp/fabric-nccl-gpu-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     dir_ = dir;
@@ -50,18 +51,18 @@ TEST_F(NcclProfilerGpu, TheReaderSeesTheAllReduceBytesTheRunMoved) {
   // Long enough that every rank writes its file (every second) while it runs.
   const int iters = 200, warmup = 5;
   // One rank per GPU on this host; the plugin's variables reach every rank through -x.
-  std::vector<std::string> argv = {FABRIC_MPIEXEC,
+  std::vector<std::string> argv = {FABRIC_GPU_PROGRAM(FABRIC_MPIEXEC),
                                    "-np",
                                    std::to_string(devices_),
                                    "--oversubscribe",
                                    "-x",
-                                   std::string("NCCL_PROFILER_PLUGIN=") +
-                                       FABRIC_NCCL_PROFILER_PLUGIN,
+                                   "NCCL_PROFILER_PLUGIN=" +
+                                       FABRIC_GPU_PROGRAM(FABRIC_NCCL_PROFILER_PLUGIN),
                                    "-x",
                                    "FABRIC_NCCL_DIR=" + dir_,
                                    "-x",
                                    "FABRIC_NCCL_FLUSH_S=1",
-                                   FABRIC_NCCLTEST_BINARY,
+                                   FABRIC_GPU_PROGRAM(FABRIC_NCCLTEST_BINARY),
                                    "--backend",
                                    "nccl",
                                    "--collective",

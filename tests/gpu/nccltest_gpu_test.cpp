@@ -5,6 +5,7 @@
 
 #include "common/subprocess.h"
 #include "nccltest/nccl_backend.h"
+#include "tests/gpu/program_path.h"
 #include "tests/mpi/loopback_mpi_environment.h"
 #include "tests/unit/nccltest/nccl_tests_parsers.h"
 
@@ -25,11 +26,11 @@ protected:
 };
 
 TEST_P(NcclOnEveryGpu, EveryTypeAndOpChecksClean) {
-  std::vector<std::string> argv = {FABRIC_MPIEXEC,
+  std::vector<std::string> argv = {FABRIC_GPU_PROGRAM(FABRIC_MPIEXEC),
                                    "-np",
                                    std::to_string(devices_),
                                    "--oversubscribe",
-                                   FABRIC_NCCLTEST_BINARY,
+                                   FABRIC_GPU_PROGRAM(FABRIC_NCCLTEST_BINARY),
                                    "--backend",
                                    "nccl",
                                    "--collective",

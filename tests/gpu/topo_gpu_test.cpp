@@ -6,6 +6,7 @@
 #include "common/json.h"
 #include "common/subprocess.h"
 #include "libs/topology/pci_topology.h"
+#include "tests/gpu/program_path.h"
 
 namespace fabric {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 TEST(TopoGpu, EveryCudaDeviceIsListedAtItsPciAddress) {
   auto ids = cuda::pci_bus_ids();
   if (!ids.ok()) GTEST_SKIP() << ids.error().message();
-  auto run = run_subprocess({FABRIC_PROBE_BINARY, "topo", "--json"});
+  auto run = run_subprocess({FABRIC_GPU_PROGRAM(FABRIC_PROBE_BINARY), "topo", "--json"});
   ASSERT_TRUE(run.ok()) << run.error().message();
   ASSERT_EQ(run->exit_status, 0) << run->stderr_text;
   auto doc = json::parse(run->stdout_text, "topo --json");
