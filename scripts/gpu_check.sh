@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # gpu_check.sh - proves fabrickit's GPU side in one command on one NVIDIA GPU: the node
-# needs its driver, CUDA's compiler (for nccl-tests) and a Python whose NCCL and CUDA
-# runtime wheels (nvidia/nccl, nvidia/cuda_runtime under site-packages) provide
-# libnccl.so.2 and libcudart.so.*; no network, no packages. It runs from the folder that
+# needs its driver and a Python whose NCCL and CUDA runtime wheels (nvidia/nccl and
+# nvidia/cu13 or nvidia/cuda_runtime under site-packages) provide libnccl.so.2 and
+# libcudart.so.*; CUDA's compiler only to build nccl-tests there; no network, no packages. It runs from the folder that
 # scripts/gpu_check_prepare.sh makes here (bin/, lib/, this script), or from a source
 # tree with build/release.
 #
 #   gpu_check.sh [--nccl-tests SRC_DIR] [--out DIR] [--quick]
-#     --nccl-tests  NVIDIA's nccl-tests source, built here (make MPI=0) for the comparison
+#     --nccl-tests  NVIDIA's nccl-tests source, built here (make MPI=0) for the comparison;
+#                   without it, bin/all_reduce_perf from gpu_check_prepare.sh --nccl-tests
 #     --out         where the logs and the summary go (default: a new temporary folder)
 #     --quick       sizes up to 64 MiB and one type/op per collective (a smoke run)
 #
@@ -30,10 +31,12 @@
 #   per_iteration  all_reduce_perf -b 8 -e 1M -I 1 -K 2 (the program name): nccl-tests'
 #              per-iteration header lines, and every row i_min, i_max, i_p99, i_cv% after
 #              each #wrong from CUDA events, ordered (i_min <= i_p99 <= i_max), 0 wrong
-#   vs_nccl_tests  all_reduce_perf -g 1 and fabric-nccltest alternating three times: time
-#              per size within 2% of all_reduce_perf's median at 1 MiB and above, start-up
+#   vs_nccl_tests  all_reduce_perf -g 1 and fabric-nccltest alternating five times: time
+#              per size within 2% of all_reduce_perf's median wherever the GPU's copy, not
+#              the launch, is timed (nccl-tests' time at least 4x its 8 B time), start-up
 #              at most 1.2x (skipped, and named, without --nccl-tests)
-#   gpu_tests  the gpu test tier's programs (bin/fabric_gpu_*)
+#   gpu_tests  the gpu test tier's programs (bin/fabric_*gpu_tests), run on this folder's
+#              binaries; the nccl backend's per-collective test under the node's mpirun
 #   topo, lint fabric-probe topo and fabric-probe lint --gpu 0 on the real sysfs
 #   profiler   the NCCL profiler plugin loaded by that NCCL (its INFO line), and its file
 #              against the operations and bytes of the run
@@ -70,8 +73,8 @@ fi
 NCCLTEST=$BIN/fabric-nccltest
 PROBE=$BIN/fabric-probe
 [[ -x $PROBE ]] || PROBE=${BUILD:-}/probes/fabric-probe
-GPU_TESTS=("$BIN"/fabric_gpu_*tests)
-[[ -e ${GPU_TESTS[0]} ]] || GPU_TESTS=("${BUILD:-}"/tests/fabric_gpu_*tests)
+GPU_TESTS=("$BIN"/fabric_*gpu_tests)
+[[ -e ${GPU_TESTS[0]} ]] || GPU_TESTS=("${BUILD:-}"/tests/fabric_*gpu_tests)
 
 declare -a STEP_NAMES STEP_STATES STEP_DETAILS
 FAILED=()
@@ -142,8 +145,8 @@ On a GPU node this check proves, in one run:
     -G, -z 1 and -a 1 once each; buffers from ncclMemAlloc, -R 1 and -R 2 checked clean;
     -I 1 -K 2's per-iteration columns timed with CUDA events;
     with two GPUs or more, -g over every GPU from one process and -t 2;
-  - its time per size within 2% of NVIDIA's all_reduce_perf (median of three alternating
-    runs) at 1 MiB and above, and its start-up at most 1.2x;
+  - its time per size within 2% of NVIDIA's all_reduce_perf (median of five alternating
+    runs) wherever the GPU's time, not the launch, is timed, and its start-up at most 1.2x;
   - the gpu test tier, fabric-probe topo and fabric-probe lint --gpu 0 on the real sysfs;
   - the NCCL profiler plugin loaded by that NCCL, its file matching the run's operations
     and bytes, and what it costs an all-reduce (8 B and 64 MiB, eager and -G).
@@ -162,12 +165,15 @@ find_lib_dir() { # find_lib_dir RELATIVE_DIR FILE_GLOB
   return 1
 }
 NCCL_DIR=$(find_lib_dir nvidia/nccl/lib 'libnccl.so.2') || NCCL_DIR=""
-CUDART_DIR=$(find_lib_dir nvidia/cuda_runtime/lib 'libcudart.so.*') || CUDART_DIR=""
+# CUDA 13's wheels put the runtime under nvidia/cu13/lib; CUDA 12's under cuda_runtime.
+CUDART_DIR=$(find_lib_dir nvidia/cu13/lib 'libcudart.so.*') ||
+  CUDART_DIR=$(find_lib_dir nvidia/cuda_runtime/lib 'libcudart.so.*') || CUDART_DIR=""
 export LD_LIBRARY_PATH=${LIB:+$LIB:}${NCCL_DIR:+$NCCL_DIR:}${CUDART_DIR:+$CUDART_DIR:}${LD_LIBRARY_PATH:-}
 # One rank without MPI (NCCL refuses two ranks on one GPU): nccltest/README.md, "Launch".
 export RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=${MASTER_PORT:-29517}
 run_nccltest() { "$NCCLTEST" --backend nccl "$@"; }
-version=$(run_nccltest -b 8 -e 8 -n 1 -w 0 -c 0 2>&1 | grep -m1 -o 'nccl-library=[0-9]*' || true)
+# Its first line: "# fabric-nccltest V (nccl-tests V output), backend nccl, NCCL library 2.28.9 ..."
+version=$(run_nccltest -b 8 -e 8 -n 1 -w 0 -c 0 2>&1 | grep -m1 -o 'NCCL library [0-9.]*' || true)
 if [[ -n $version ]]; then
   record stack pass "$version; nccl ${NCCL_DIR:-from the default path}; cudart ${CUDART_DIR:-from the default path}"
 else
@@ -284,58 +290,63 @@ else
 fi
 
 # --- Against NVIDIA's nccl-tests -------------------------------------------------------
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# times LOG: "bytes out-of-place-time-us" per row of an nccl-tests-style table.
-times() { awk '!/^#/ && NF >= 13 && $1 ~ /^[0-9]+$/ { print $1, $6 }' "$1"; }
-if [[ -z $NCCL_TESTS_SRC ]]; then
-  record vs_nccl_tests skip "no --nccl-tests SRC_DIR given"
+# median, times and judge_comparison.
+# shellcheck source=gpu_check_compare.sh
+. "$HERE/gpu_check_compare.sh"
+ART=""
+if [[ -z $NCCL_TESTS_SRC && -x $BIN/all_reduce_perf ]]; then
+  ART=$BIN/all_reduce_perf # built by gpu_check_prepare.sh --nccl-tests
+elif [[ -z $NCCL_TESTS_SRC ]]; then
+  record vs_nccl_tests skip "no --nccl-tests SRC_DIR given and no bin/all_reduce_perf"
 else
   NT_BUILD=$OUT/nccl-tests
   NCCL_INC=$(dirname "$NCCL_DIR")/include
   mkdir -p "$NT_BUILD/nccl/lib"
   ln -sf "$NCCL_DIR/libnccl.so.2" "$NT_BUILD/nccl/lib/libnccl.so"
   CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
-  if ! make -C "$NCCL_TESTS_SRC" -j"$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" \
+  if make -C "$NCCL_TESTS_SRC" -j"$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" \
     NCCL_HOME="$NT_BUILD/nccl" NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
     BUILDDIR="$NT_BUILD/build" CPPFLAGS="-I$NCCL_INC" >"$OUT/nccl-tests-build.log" 2>&1; then
-    record vs_nccl_tests fail "building nccl-tests failed: $(tail -1 "$OUT/nccl-tests-build.log")"
-  else
     ART=$NT_BUILD/build/all_reduce_perf
-    args=(-b 8 -e 1G -f 2 -n 20 -w 5 -c 0)
-    : >"$OUT/cmp_nt" && : >"$OUT/cmp_fab" && : >"$OUT/start_nt" && : >"$OUT/start_fab"
-    for round in 1 2 3; do
-      "$ART" -g 1 "${args[@]}" >"$OUT/nt_$round.log" 2>&1
-      run_nccltest "${args[@]}" >"$OUT/fab_$round.log" 2>&1
-      times "$OUT/nt_$round.log" >>"$OUT/cmp_nt"
-      times "$OUT/fab_$round.log" >>"$OUT/cmp_fab"
-      s=$(date +%s.%N); "$ART" -g 1 -b 8 -e 8 -n 1 -w 0 -c 0 >/dev/null 2>&1; e=$(date +%s.%N)
-      awk -v a="$s" -v b="$e" 'BEGIN { print b - a }' >>"$OUT/start_nt"
-      s=$(date +%s.%N); run_nccltest -b 8 -e 8 -n 1 -w 0 -c 0 >/dev/null 2>&1; e=$(date +%s.%N)
-      awk -v a="$s" -v b="$e" 'BEGIN { print b - a }' >>"$OUT/start_fab"
-    done
-    worst=0 worst_size="" table=""
-    # shellcheck disable=SC2013 # one number per line
-    for size in $(awk '{ print $1 }' "$OUT/cmp_nt" | sort -un); do
-      a=$(awk -v s="$size" '$1 == s { print $2 }' "$OUT/cmp_nt" | median) || continue
-      b=$(awk -v s="$size" '$1 == s { print $2 }' "$OUT/cmp_fab" | median) || continue
-      ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')
-      table+="$size:$ratio "
-      if ((size >= 1048576)) && awk -v r="$ratio" -v w="$worst" 'BEGIN { exit !(r > w) }'; then
-        worst=$ratio worst_size=$size
-      fi
-    done
-    echo "$table" >"$OUT/vs_nccl_tests_ratios.txt"
-    start_ratio=$(awk -v a="$(median <"$OUT/start_nt")" -v b="$(median <"$OUT/start_fab")" 'BEGIN { printf "%.2f", b / a }')
-    detail="time ratio at >=1 MiB worst $worst (at $worst_size B); start-up ratio $start_ratio; per size: $table"
-    if awk -v w="$worst" -v s="$start_ratio" 'BEGIN { exit !(w > 0 && w <= 1.02 && s <= 1.2) }'; then
-      record vs_nccl_tests pass "$detail"
-    else
-      record vs_nccl_tests fail "$detail (goals: <= 1.02, start-up <= 1.2)"
-    fi
+  else
+    record vs_nccl_tests fail "building nccl-tests failed: $(tail -1 "$OUT/nccl-tests-build.log")"
+  fi
+fi
+if [[ -n $ART ]]; then
+  args=(-b 8 -e 1G -f 2 -n 20 -w 5 -c 0)
+  : >"$OUT/cmp_nt" && : >"$OUT/cmp_fab" && : >"$OUT/start_nt" && : >"$OUT/start_fab"
+  for round in 1 2 3 4 5; do
+    "$ART" -g 1 "${args[@]}" >"$OUT/nt_$round.log" 2>&1
+    run_nccltest "${args[@]}" >"$OUT/fab_$round.log" 2>&1
+    times "$OUT/nt_$round.log" >>"$OUT/cmp_nt"
+    times "$OUT/fab_$round.log" >>"$OUT/cmp_fab"
+    s=$(date +%s.%N); "$ART" -g 1 -b 8 -e 8 -n 1 -w 0 -c 0 >/dev/null 2>&1; e=$(date +%s.%N)
+    awk -v a="$s" -v b="$e" 'BEGIN { print b - a }' >>"$OUT/start_nt"
+    s=$(date +%s.%N); run_nccltest -b 8 -e 8 -n 1 -w 0 -c 0 >/dev/null 2>&1; e=$(date +%s.%N)
+    awk -v a="$s" -v b="$e" 'BEGIN { print b - a }' >>"$OUT/start_fab"
+  done
+  # A one-rank all-reduce is a device-to-device copy: until the copy outlasts the launch,
+  # both programs time the host issuing an operation (5 to 7 us a call on an H200, 8 B to
+  # 8 MiB), which moved by up to 20% between rounds of the same program. On an H200 two
+  # runs gave 0.78 to 0.94 at 1 to 4 MiB in one and 1.06 to 1.19 in the other. The goal is
+  # judged where the GPU's time dominates: sizes whose nccl-tests median is at least four
+  # times its 8 B median; the launch-bound sizes are reported, not judged.
+  read -r worst worst_size judged table < <(judge_comparison "$OUT/cmp_nt" "$OUT/cmp_fab")
+  echo "$table" >"$OUT/vs_nccl_tests_ratios.txt"
+  start_ratio=$(awk -v a="$(median <"$OUT/start_nt")" -v b="$(median <"$OUT/start_fab")" 'BEGIN { printf "%.2f", b / a }')
+  detail="time ratio worst $worst (at $worst_size B) over $judged sizes past launch-bound; start-up ratio $start_ratio; per size: ${table//,/ }"
+  if ((judged > 0)) && awk -v w="$worst" -v s="$start_ratio" 'BEGIN { exit !(w <= 1.02 && s <= 1.2) }'; then
+    record vs_nccl_tests pass "$detail"
+  else
+    record vs_nccl_tests fail "$detail (goals: <= 1.02, start-up <= 1.2)"
   fi
 fi
 
 # --- The gpu test tier, fabric-probe on the real sysfs ----------------------------------
+# The tests run this folder's programs, not the build tree's paths compiled into them.
+export FABRIC_PROBE_BINARY=$PROBE FABRIC_NCCLTEST_BINARY=$NCCLTEST FABRIC_NCCL_PROFILER_PLUGIN=$PLUGIN
+FABRIC_MPIEXEC=$(command -v mpirun || true)
+export FABRIC_MPIEXEC
 for t in "${GPU_TESTS[@]}"; do
   name=gpu_tests:$(basename "$t")
   if "$t" >"$OUT/$(basename "$t").log" 2>&1; then

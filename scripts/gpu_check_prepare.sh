@@ -6,7 +6,11 @@
 # least as new; the loader must match it) and libcuda, libnccl and libcudart, which belong
 # to the node's driver and its Python's NCCL and CUDA wheels (gpu_check.sh finds them).
 #
-#   scripts/gpu_check_prepare.sh [--max-mib N] OUT_DIR [BUILD_DIR]   (default build/release)
+#   scripts/gpu_check_prepare.sh [--max-mib N] [--nccl-tests SRC] OUT_DIR [BUILD_DIR]
+#     BUILD_DIR     default build/release
+#     --nccl-tests  NVIDIA's nccl-tests source: its all_reduce_perf is built here with this
+#                   machine's nvcc and NCCL headers (sm_80, sm_90 and compute_90 PTX) and put
+#                   in bin/, so that gpu_check.sh compares against it without a compiler there
 # Fails if a binary is missing, a library cannot be resolved here, or the folder exceeds
 # 64 MiB (--max-mib: a sanitized tree's programs are several times larger, and only an
 # optimised tree's are meant to travel).
@@ -14,10 +18,14 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 max_mib=64
-if [[ ${1:-} == --max-mib ]]; then
-  max_mib=$2
-  shift 2
-fi
+nccl_tests_src=""
+while [[ ${1:-} == --* ]]; do
+  case "$1" in
+    --max-mib) max_mib=$2; shift 2 ;;
+    --nccl-tests) nccl_tests_src=$(realpath "$2"); shift 2 ;;
+    *) echo "gpu_check_prepare.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
 OUT=${1:?usage: gpu_check_prepare.sh [--max-mib N] OUT_DIR [BUILD_DIR]}
 BUILD=${2:-$ROOT/build/release}
 LIMIT_BYTES=$((max_mib << 20))
@@ -34,7 +42,7 @@ provided() {
 
 binaries=("$BUILD/nccltest/fabric-nccltest" "$BUILD/probes/fabric-probe"
   "$BUILD/exporters/nccl_profiler/libnccl-profiler-fabric.so")
-for test in "$BUILD"/tests/fabric_gpu_*tests; do
+for test in "$BUILD"/tests/fabric_*gpu_tests; do
   [[ -x $test ]] && binaries+=("$test")
 done
 for b in "${binaries[@]}"; do
@@ -59,7 +67,30 @@ for b in "${binaries[@]}"; do
     [[ -e $OUT/lib/$name ]] || strip --strip-debug -o "$OUT/lib/$name" "$(realpath "$path")"
   done < <(ldd "$b")
 done
-cp "$ROOT/scripts/gpu_check.sh" "$OUT/"
+if [[ -n $nccl_tests_src ]]; then
+  # nvcc links the CUDA runtime dynamically here, as nccl-tests' Makefile asks: libcudart
+  # and libnccl come from the node's wheels, like fabric-nccltest's.
+  cuda_home=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
+  [[ -x $cuda_home/bin/nvcc ]] || { echo "gpu_check_prepare.sh: --nccl-tests needs nvcc" >&2; exit 1; }
+  nccl_header=$(find "$cuda_home/include" /usr/include -maxdepth 1 -name nccl.h 2>/dev/null | head -1)
+  [[ -n $nccl_header ]] || { echo "gpu_check_prepare.sh: --nccl-tests needs nccl.h" >&2; exit 1; }
+  nt_build=$(mktemp -d -t nccl-tests.XXXXXX)
+  trap 'rm -rf "$nt_build"' EXIT
+  mkdir -p "$nt_build/nccl/lib"
+  nccl_lib=$(find "$cuda_home/lib64/" "$cuda_home/lib/" /usr/lib/x86_64-linux-gnu/ -maxdepth 1 -name 'libnccl.so.2' 2>/dev/null | head -1)
+  [[ -n $nccl_lib ]] || { echo "gpu_check_prepare.sh: --nccl-tests needs libnccl.so.2 to link" >&2; exit 1; }
+  ln -s "$nccl_lib" "$nt_build/nccl/lib/libnccl.so"
+  if ! make -C "$nccl_tests_src/src" -j"$(nproc)" MPI=0 CUDA_HOME="$cuda_home" \
+    NCCL_HOME="$nt_build/nccl" CPPFLAGS="-I$(dirname "$nccl_header")" BUILDDIR="$nt_build/build" \
+    NVCC_GENCODE="-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=[sm_90,compute_90]" \
+    "$nt_build/build/all_reduce_perf" >"$nt_build/build.log" 2>&1; then
+    tail -20 "$nt_build/build.log" >&2
+    echo "gpu_check_prepare.sh: building nccl-tests' all_reduce_perf failed" >&2
+    exit 1
+  fi
+  strip --strip-debug -o "$OUT/bin/all_reduce_perf" "$nt_build/build/all_reduce_perf"
+fi
+cp "$ROOT/scripts/gpu_check.sh" "$ROOT/scripts/gpu_check_compare.sh" "$OUT/"
 chmod +x "$OUT/gpu_check.sh"
 
 size=$(du -sb "$OUT" | cut -f1)
