@@ -8,9 +8,14 @@
 # the start-up time to the first timed iteration of each (launch to the first result row
 # of an 8-byte run).
 #
-#   scripts/bench/nccltest_mpi_vs_bare.sh [ROUNDS] [RANKS] [MAX_BYTES] [ITERS] [WARMUP]
-#     defaults: 7 rounds, 2 ranks, 64 MiB, 20 iterations, 1 warm-up call per size
-#     (sizes 8 B doubling to MAX_BYTES)
+#   scripts/bench/nccltest_mpi_vs_bare.sh [ROUNDS] [RANKS] [MAX_BYTES] [ITERS] [WARMUP] [SMALL_ITERS]
+#     defaults: 7 rounds, 2 ranks, 64 MiB, 20 iterations, 1 warm-up call per size,
+#     20000 iterations up to 64 KiB (sizes 8 B doubling to MAX_BYTES)
+# Two sweeps a round, as two runs of each program: 8 B to 64 KiB at SMALL_ITERS calls a
+# size, then 128 KiB to MAX_BYTES at ITERS. At 20 calls a size a small size is timed over
+# 10 to 60 us, and one preemption of a rank on a busy two-core machine moved it by more
+# than the 2% goal (medians 0.84 to 1.26 over four runs); at 20,000 the same comparison
+# repeated within a few percent and found a real gap of 0.1 to 0.7 us a call.
 # Like with like: the bare loop issues the calls fabric-nccltest -c 0 issues, in its order
 # (-w calls at every size first, then per size out of place and in place, each after one
 # untimed call and a barrier; only out of place is compared), each rank has a core of its
@@ -25,6 +30,9 @@ RANKS=${2:-2}
 MAX_BYTES=${3:-67108864}
 ITERS=${4:-20}
 WARMUP=${5:-1}
+SMALL_ITERS=${6:-20000}
+SMALL_MAX=65536
+((MAX_BYTES > SMALL_MAX)) || SMALL_MAX=$MAX_BYTES
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=lib/nccltest_compare.sh
 . "$ROOT/scripts/bench/lib/nccltest_compare.sh"
@@ -56,14 +64,26 @@ first_row_us() {
   awk -v a="$start" -v b="$first" 'BEGIN { printf "%.0f\n", (b - a) * 1e6 }'
 }
 
+# sweeps: "min max iters" of each sweep of a round, read on fd 3 (mpirun reads stdin).
+sweeps() {
+  echo 8 "$SMALL_MAX" "$SMALL_ITERS"
+  ((MAX_BYTES > SMALL_MAX)) && echo $((SMALL_MAX * 2)) "$MAX_BYTES" "$ITERS"
+  return 0
+}
 run_bare() {
-  "${launch[@]}" "$BARE" 8 "$MAX_BYTES" "$ITERS" "$WARMUP" | awk -v r="$1" '{ print r, $1, $2 }' >>"$WORK/bare"
+  local min max iters
+  while read -r -u 3 min max iters; do
+    "${launch[@]}" "$BARE" "$min" "$max" "$iters" "$WARMUP" | awk -v r="$1" '{ print r, $1, $2 }' >>"$WORK/bare"
+  done 3< <(sweeps)
 }
 # Out-of-place column, no data check; busbw is computed from the time per call with the same
 # formula for both, so that the table's two decimals of GB/s do not hide small sizes.
 run_nccltest() {
-  "${launch[@]}" "$NCCLTEST" --backend mpi -b 8 -e "$MAX_BYTES" -f 2 -n "$ITERS" -w "$WARMUP" -c 0 |
-    awk -v r="$1" '!/^#/ && NF == 13 { print r, $1, $6 }' >>"$WORK/nccltest"
+  local min max iters
+  while read -r -u 3 min max iters; do
+    "${launch[@]}" "$NCCLTEST" --backend mpi -b "$min" -e "$max" -f 2 -n "$iters" -w "$WARMUP" -c 0 |
+      awk -v r="$1" '!/^#/ && NF == 13 { print r, $1, $6 }' >>"$WORK/nccltest"
+  done 3< <(sweeps)
 }
 
 for ((round = 0; round < ROUNDS; round++)); do
@@ -79,8 +99,8 @@ for ((round = 0; round < ROUNDS; round++)); do
 done
 
 printf 'fabric-nccltest (mpi backend) against a bare MPI_Allreduce loop: %d ranks, float sum,\n' "$RANKS"
-printf '%d iterations and %d warm-up calls per size, median of %d alternating rounds; load average %s\n' \
-  "$ITERS" "$WARMUP" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%d iterations a size to %d B, %d above, %d warm-up calls per size, median of %d alternating rounds; load average %s\n' \
+  "$SMALL_ITERS" "$SMALL_MAX" "$ITERS" "$WARMUP" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 summarize_allreduce "$WORK" "$RANKS"
 summarize_best "$WORK"
 summarize_rounds "$WORK"
