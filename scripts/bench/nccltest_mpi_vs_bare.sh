@@ -104,6 +104,22 @@ printf '%d iterations a size to %d B, %d above, %d warm-up calls per size, media
 summarize_allreduce "$WORK" "$RANKS"
 summarize_best "$WORK"
 summarize_rounds "$WORK"
+# Each sweep on its own: a figure over both would hide what each can resolve.
+for part in small large; do
+  mkdir -p "$WORK/$part"
+  for loop in bare nccltest; do
+    awk -v m="$SMALL_MAX" -v p="$part" '(p == "small") == ($2 <= m)' "$WORK/$loop" >"$WORK/$part/$loop"
+  done
+  [[ -s $WORK/$part/bare ]] || continue
+  if [[ $part == small ]]; then
+    echo "sizes 8 B to $SMALL_MAX B, $SMALL_ITERS calls a size:"
+  else
+    echo "sizes above $SMALL_MAX B, $ITERS calls a size:"
+  fi
+  summarize_medians "$WORK/$part" | sed 's/^/  /'
+  summarize_best "$WORK/$part" | sed 's/^/  /'
+  summarize_rounds "$WORK/$part" | sed 's/^/  /'
+done
 bs=$(median <"$WORK/bare.start")
 ns=$(median <"$WORK/nccltest.start")
 awk -v bs="$bs" -v ns="$ns" -v r="$RANKS" 'BEGIN {
