@@ -41,7 +41,9 @@ Result<std::optional<AttachmentRecord>> StateStore::load(const std::string& netw
                                                          const std::string& container_id,
                                                          const std::string& ifname) const {
   std::string path = record_path(network, container_id, ifname);
-  auto text = read_file(path);
+  // The same bound as list(): a record file is ours, but a damaged or planted one must not
+  // make DEL read without end.
+  auto text = read_bounded_file(path, kMaxAttachmentRecordBytes);
   if (!text.ok()) {
     if (text.error().sys_errno() == ENOENT) return std::optional<AttachmentRecord>{};
     return std::move(text).error().with_context("reading attachment state");

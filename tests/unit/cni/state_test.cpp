@@ -1,5 +1,6 @@
 // Attachment state: what DEL and GC rely on after ADD, and what the exporter reads.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -119,6 +120,30 @@ TEST(CniState, ListSkipsDamagedFilesAndTemporaries) {
   auto none = store.list("other-network");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+// DEL loads one record by name: a file past the records' bound, or a FIFO in its place, is
+// an error naming it, read no further than the bound and never waited on.
+TEST(CniState, LoadIsBoundedLikeList) {
+  TempDir dir;
+  StateStore store(dir.path());
+  auto r = sample_record();
+  ASSERT_TRUE(store.save(r).ok());
+  const std::string path = attachment_record_path(dir.path(), r.network, r.container_id, r.ifname);
+  ASSERT_TRUE(store.load(r.network, r.container_id, r.ifname).ok());
+  {
+    std::ofstream big(path, std::ios::trunc);
+    big << std::string(kMaxAttachmentRecordBytes + 1, ' ');
+  }
+  auto too_big = store.load(r.network, r.container_id, r.ifname);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.error().message().find("is larger than 8388608 bytes"), std::string::npos)
+      << too_big.error().message();
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  auto fifo = store.load(r.network, r.container_id, r.ifname);
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message().find("is not a regular file"), std::string::npos);
 }
 
 TEST(CniState, RefusesAnotherSchemaVersion) {
