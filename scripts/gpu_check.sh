@@ -290,7 +290,7 @@ else
 fi
 
 # --- Against NVIDIA's nccl-tests -------------------------------------------------------
-# median, times and judge_comparison.
+# build_all_reduce_perf, median, times and judge_comparison.
 # shellcheck source=gpu_check_compare.sh
 . "$HERE/gpu_check_compare.sh"
 ART=""
@@ -298,19 +298,10 @@ if [[ -z $NCCL_TESTS_SRC && -x $BIN/all_reduce_perf ]]; then
   ART=$BIN/all_reduce_perf # built by gpu_check_prepare.sh --nccl-tests
 elif [[ -z $NCCL_TESTS_SRC ]]; then
   record vs_nccl_tests skip "no --nccl-tests SRC_DIR given and no bin/all_reduce_perf"
-else
-  NT_BUILD=$OUT/nccl-tests
-  NCCL_INC=$(dirname "$NCCL_DIR")/include
-  mkdir -p "$NT_BUILD/nccl/lib"
-  ln -sf "$NCCL_DIR/libnccl.so.2" "$NT_BUILD/nccl/lib/libnccl.so"
-  CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
-  if make -C "$NCCL_TESTS_SRC" -j"$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" \
-    NCCL_HOME="$NT_BUILD/nccl" NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
-    BUILDDIR="$NT_BUILD/build" CPPFLAGS="-I$NCCL_INC" >"$OUT/nccl-tests-build.log" 2>&1; then
-    ART=$NT_BUILD/build/all_reduce_perf
-  else
-    record vs_nccl_tests fail "building nccl-tests failed: $(tail -1 "$OUT/nccl-tests-build.log")"
-  fi
+elif ! ART=$(build_all_reduce_perf "$NCCL_TESTS_SRC" "$NCCL_DIR/libnccl.so.2" \
+  "$(dirname "$NCCL_DIR")/include" "$OUT/nccl-tests"); then
+  ART=""
+  record vs_nccl_tests fail "building nccl-tests failed: $(tail -1 "$OUT/nccl-tests/build.log")"
 fi
 if [[ -n $ART ]]; then
   args=(-b 8 -e 1G -f 2 -n 20 -w 5 -c 0)

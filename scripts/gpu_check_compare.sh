@@ -1,7 +1,30 @@
 # shellcheck shell=bash
-# gpu_check_compare.sh - sourced by gpu_check.sh: how it compares fabric-nccltest's times
-# with nccl-tests' all_reduce_perf. Pure text in, text out, so that the verdict is tested
-# without a GPU (tests/unit/gpu_check/compare_test.sh, on times an H200 gave).
+# gpu_check_compare.sh - sourced by gpu_check.sh (and gpu_check_prepare.sh for the build):
+# how the check compares fabric-nccltest with nccl-tests' all_reduce_perf. The build of
+# all_reduce_perf, then the comparison, pure text in and text out, so that the verdict is
+# tested without a GPU (tests/unit/gpu_check/compare_test.sh, on times an H200 gave).
+
+# build_all_reduce_perf SRC NCCL_LIB NCCL_INCLUDE WORK: nccl-tests' all_reduce_perf from its
+# source SRC (make MPI=0), with the nvcc on PATH (else CUDA_HOME's, else /usr/local/cuda's),
+# linked against NCCL_LIB (a libnccl.so.2) with NCCL_INCLUDE's nccl.h, for sm_80, sm_90 and
+# compute_90 PTX. Builds in WORK (its log: WORK/build.log) and prints the program's path.
+# nvcc links libcudart dynamically, as nccl-tests' Makefile asks: at run time it and
+# libnccl come from the node's wheels, like fabric-nccltest's.
+build_all_reduce_perf() {
+  local src=$1 nccl_lib=$2 nccl_include=$3 work=$4 nvcc
+  nvcc=$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")
+  mkdir -p "$work/nccl/lib"
+  if [[ ! -x $nvcc ]]; then
+    echo "no nvcc on PATH or in ${CUDA_HOME:-/usr/local/cuda}/bin" >"$work/build.log"
+    return 1
+  fi
+  ln -sf "$nccl_lib" "$work/nccl/lib/libnccl.so"
+  make -C "$src/src" -j"$(nproc)" MPI=0 CUDA_HOME="$(dirname "$(dirname "$nvcc")")" \
+    NCCL_HOME="$work/nccl" CPPFLAGS="-I$nccl_include" BUILDDIR="$work/build" \
+    NVCC_GENCODE="-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=[sm_90,compute_90]" \
+    "$work/build/all_reduce_perf" >"$work/build.log" 2>&1 || return 1
+  echo "$work/build/all_reduce_perf"
+}
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # times LOG: "bytes out-of-place-time-us" per row of an nccl-tests-style table.

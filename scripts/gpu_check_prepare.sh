@@ -26,7 +26,7 @@ while [[ ${1:-} == --* ]]; do
     *) echo "gpu_check_prepare.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-OUT=${1:?usage: gpu_check_prepare.sh [--max-mib N] OUT_DIR [BUILD_DIR]}
+OUT=${1:?usage: gpu_check_prepare.sh [--max-mib N] [--nccl-tests SRC] OUT_DIR [BUILD_DIR]}
 BUILD=${2:-$ROOT/build/release}
 LIMIT_BYTES=$((max_mib << 20))
 
@@ -68,27 +68,22 @@ for b in "${binaries[@]}"; do
   done < <(ldd "$b")
 done
 if [[ -n $nccl_tests_src ]]; then
-  # nvcc links the CUDA runtime dynamically here, as nccl-tests' Makefile asks: libcudart
-  # and libnccl come from the node's wheels, like fabric-nccltest's.
-  cuda_home=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
-  [[ -x $cuda_home/bin/nvcc ]] || { echo "gpu_check_prepare.sh: --nccl-tests needs nvcc" >&2; exit 1; }
-  nccl_header=$(find "$cuda_home/include" /usr/include -maxdepth 1 -name nccl.h 2>/dev/null | head -1)
-  [[ -n $nccl_header ]] || { echo "gpu_check_prepare.sh: --nccl-tests needs nccl.h" >&2; exit 1; }
+  # shellcheck source=gpu_check_compare.sh
+  . "$ROOT/scripts/gpu_check_compare.sh"
+  cuda_dir=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
+  nccl_header=$(find "$cuda_dir/include" /usr/include -maxdepth 1 -name nccl.h 2>/dev/null | head -1)
+  nccl_lib=$(find "$cuda_dir/lib64/" "$cuda_dir/lib/" /usr/lib/x86_64-linux-gnu/ -maxdepth 1 \
+    -name 'libnccl.so.2' 2>/dev/null | head -1)
+  [[ -n $nccl_header && -n $nccl_lib ]] ||
+    { echo "gpu_check_prepare.sh: --nccl-tests needs nccl.h and libnccl.so.2 to build against" >&2; exit 1; }
   nt_build=$(mktemp -d -t nccl-tests.XXXXXX)
   trap 'rm -rf "$nt_build"' EXIT
-  mkdir -p "$nt_build/nccl/lib"
-  nccl_lib=$(find "$cuda_home/lib64/" "$cuda_home/lib/" /usr/lib/x86_64-linux-gnu/ -maxdepth 1 -name 'libnccl.so.2' 2>/dev/null | head -1)
-  [[ -n $nccl_lib ]] || { echo "gpu_check_prepare.sh: --nccl-tests needs libnccl.so.2 to link" >&2; exit 1; }
-  ln -s "$nccl_lib" "$nt_build/nccl/lib/libnccl.so"
-  if ! make -C "$nccl_tests_src/src" -j"$(nproc)" MPI=0 CUDA_HOME="$cuda_home" \
-    NCCL_HOME="$nt_build/nccl" CPPFLAGS="-I$(dirname "$nccl_header")" BUILDDIR="$nt_build/build" \
-    NVCC_GENCODE="-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=[sm_90,compute_90]" \
-    "$nt_build/build/all_reduce_perf" >"$nt_build/build.log" 2>&1; then
+  if ! program=$(build_all_reduce_perf "$nccl_tests_src" "$nccl_lib" "$(dirname "$nccl_header")" "$nt_build"); then
     tail -20 "$nt_build/build.log" >&2
     echo "gpu_check_prepare.sh: building nccl-tests' all_reduce_perf failed" >&2
     exit 1
   fi
-  strip --strip-debug -o "$OUT/bin/all_reduce_perf" "$nt_build/build/all_reduce_perf"
+  strip --strip-debug -o "$OUT/bin/all_reduce_perf" "$program"
 fi
 cp "$ROOT/scripts/gpu_check.sh" "$ROOT/scripts/gpu_check_compare.sh" "$OUT/"
 chmod +x "$OUT/gpu_check.sh"

@@ -19,31 +19,29 @@ require_nccl_backend() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# summarize_allreduce WORK RANKS
-summarize_allreduce() {
-  local work=$1 ranks=$2 size b n
-  printf '%12s  %10s  %12s  %10s  %12s  %7s\n' "size (B)" "bare us" "bare GB/s" "nccltest us" "nccltest GB/s" "ratio"
+# size_medians WORK: "size bare_median nccltest_median" per size, in microseconds.
+size_medians() {
+  local work=$1 size
   for size in $(awk '{ print $2 }' "$work/bare" | sort -un); do
-    b=$(awk -v s="$size" '$2 == s { print $3 }' "$work/bare" | median)
-    n=$(awk -v s="$size" '$2 == s { print $3 }' "$work/nccltest" | median)
-    awk -v s="$size" -v b="$b" -v n="$n" -v r="$ranks" 'BEGIN {
-      f = 2 * (r - 1) / r
-      printf "%12d  %10.2f  %12.4f  %10.2f  %12.4f  %7.3f\n", s, b, s / b / 1e3 * f, n, s / n / 1e3 * f, b / n }'
+    echo "$size" "$(awk -v s="$size" '$2 == s { print $3 }' "$work/bare" | median)" \
+      "$(awk -v s="$size" '$2 == s { print $3 }' "$work/nccltest" | median)"
   done
+}
+
+# summarize_allreduce WORK RANKS: the per-size table, then summarize_medians' line.
+summarize_allreduce() {
+  local work=$1 ranks=$2
+  printf '%12s  %10s  %12s  %10s  %12s  %7s\n' "size (B)" "bare us" "bare GB/s" "nccltest us" "nccltest GB/s" "ratio"
+  size_medians "$work" | awk -v r="$ranks" '{
+    f = 2 * (r - 1) / r
+    printf "%12d  %10.2f  %12.4f  %10.2f  %12.4f  %7.3f\n", $1, $2, $1 / $2 / 1e3 * f, $3, $1 / $3 / 1e3 * f, $2 / $3 }'
   summarize_medians "$work"
 }
 
 # summarize_medians WORK: the geometric mean over sizes of the per-size ratio of medians.
 summarize_medians() {
-  local work=$1
-  awk 'NR == FNR { b[$2] = b[$2] " " $3; next } { n[$2] = n[$2] " " $3 }
-       function med(list,   v, k, c, i, j, t) {
-         c = split(list, v, " ")
-         for (i = 2; i <= c; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-         return (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2 }
-       END { for (k in b) if (k in n) { x = med(b[k]); y = med(n[k]); if (x > 0 && y > 0) { s += log(x / y); c++ } }
-             if (c) printf "busbw ratio nccltest/bare, geometric mean over sizes: %.3f\n", exp(s / c) }' \
-    "$work/bare" "$work/nccltest"
+  size_medians "$1" | awk '$2 > 0 && $3 > 0 { s += log($2 / $3); c++ }
+    END { if (c) printf "busbw ratio nccltest/bare, geometric mean over sizes: %.3f\n", exp(s / c) }'
 }
 
 # summarize_best WORK: the same ratio from each size's fastest round of each loop. Interference
