@@ -465,16 +465,12 @@ bool Options::leaves_out(DataType t, ReduceOp op) const {
   return std::find(left_out.begin(), left_out.end(), std::pair{t, op}) != left_out.end();
 }
 
-bool nccl_refuses_on_one_rank(Collective c, DataType t, ReduceOp op, int comm_ranks) {
-  return comm_ranks == 1 && is_fp8(t) && uses_op(c) &&
-         (op == ReduceOp::kAvg || op == ReduceOp::kMulSum);
-}
-
 Result<void> restrict_one_rank_fp8(Options& o, int smallest_comm_ranks) {
+  if (smallest_comm_ranks != 1 || !uses_op(o.collective)) return Ok();
   std::string names;
   for (DataType t : o.types) {
     for (ReduceOp op : o.ops) {
-      if (!nccl_refuses_on_one_rank(o.collective, t, op, smallest_comm_ranks)) continue;
+      if (!is_fp8(t) || (op != ReduceOp::kAvg && op != ReduceOp::kMulSum)) continue;
       o.left_out.emplace_back(t, op);
       names += (names.empty() ? "" : ", ") + std::string(data_type_name(t)) + " " +
                std::string(reduce_op_name(op));

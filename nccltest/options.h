@@ -128,7 +128,6 @@ Result<void> restrict_fp8(Options& options, int nccl_version, int min_compute_ca
 // ncclInvalidArgument on every GPU (NCCL 2.24, which brought fp8, to 2.29 at least; seen on
 // an H200 with NCCL 2.28.9). `smallest_comm_ranks`: the fewest ranks of any communicator of
 // the run. Those pairs are left out with a header note; a run of nothing else is refused.
-bool nccl_refuses_on_one_rank(Collective c, DataType t, ReduceOp op, int comm_ranks);
 Result<void> restrict_one_rank_fp8(Options& options, int smallest_comm_ranks);
 
 // What each node has, for the last step.

@@ -241,6 +241,14 @@ Result<void> assign_groups(Session& s) {
   return Ok();
 }
 
+// The smallest of every rank's `mine`, so that every rank decides alike.
+Result<int> smallest_over_ranks(Session& s, int mine) {
+  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all, s.group->allgather(std::to_string(mine)));
+  for (const std::string& theirs : all)
+    mine = std::min(mine, std::atoi(theirs.c_str()));
+  return mine;
+}
+
 // Every rank drops or refuses fp8 alike, from the smallest compute capability of the run.
 Result<void> agree_on_fp8(Session& s, const std::vector<int>& devices) {
   int mine = std::numeric_limits<int>::max();
@@ -248,21 +256,14 @@ Result<void> agree_on_fp8(Session& s, const std::vector<int>& devices) {
     FABRIC_ASSIGN_OR_RETURN(nccl::DeviceFacts facts, nccl::describe_device(device));
     mine = std::min(mine, facts.compute_capability);
   }
-  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all, s.group->allgather(std::to_string(mine)));
-  int lowest = mine;
-  for (const std::string& cc : all)
-    lowest = std::min(lowest, std::atoi(cc.c_str()));
+  FABRIC_ASSIGN_OR_RETURN(int lowest, smallest_over_ranks(s, mine));
   return restrict_fp8(s.options, s.nccl_library, lowest);
 }
 
 // Every rank leaves out the same pairs, from the smallest communicator of the run (a split
 // can give one group a single rank while another has several).
 Result<void> agree_on_one_rank_fp8(Session& s) {
-  FABRIC_ASSIGN_OR_RETURN(std::vector<std::string> all,
-                          s.group->allgather(std::to_string(s.engine->size())));
-  int smallest = s.engine->size();
-  for (const std::string& size : all)
-    smallest = std::min(smallest, std::atoi(size.c_str()));
+  FABRIC_ASSIGN_OR_RETURN(int smallest, smallest_over_ranks(s, s.engine->size()));
   return restrict_one_rank_fp8(s.options, smallest);
 }
 
