@@ -99,3 +99,21 @@ wait_for() {
     sleep 0.2
   done
 }
+
+# wait_for_outcome SUCCESS FAILURE SECONDS: until another node writes SUCCESS (status 0)
+# or FAILURE (status 1), bounded (status 2). The bound is a lab that hangs, not a slow one:
+# a node still working through earlier steps has not failed yet.
+wait_for_outcome() {
+  local deadline=$((SECONDS + $3))
+  while [[ ! -e $1 ]]; do
+    if [[ -e $2 ]]; then
+      echo "$2: $(cat "$2")" >&2
+      return 1
+    fi
+    if ((SECONDS >= deadline)); then
+      echo "gave up waiting for $1 after $3 s" >&2
+      return 2
+    fi
+    sleep 0.2
+  done
+}

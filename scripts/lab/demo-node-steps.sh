@@ -126,7 +126,7 @@ ssh_agent_cmd() {
 }
 
 sshd_start() {
-  wait_for "$sync/client.pub" 60 || return
+  wait_for "$sync/client.pub" 300 || return
   cp "$sync/client.pub" "$ssh_keys/authorized_keys"
   chmod 600 "$ssh_keys/authorized_keys"
   ssh-keygen -q -t ed25519 -N '' -C fkdemo-host -f "$ssh_keys/host_key" || return
@@ -146,6 +146,14 @@ CONFIG
   touch "$sync/sshd$node.ready"
 }
 
+# Node 1 waits for one of the two words: the sshd is up, or it is not coming.
+sshd_serve() {
+  sshd_start && return 0
+  local rc=$?
+  echo "node $node could not start its sshd (exit $rc)" >"$sync/sshd$node.failed"
+  return "$rc"
+}
+
 # The exit status that says "ran, but with every rank on this node": the lab could not
 # start a rank on another node, and the report says so.
 readonly nccltest_local_only=3
@@ -157,8 +165,10 @@ nccltest_mpirun() {
     -J "$DEMO_STEPS/json/nccltest.json" --plot "$DEMO_STEPS/nccltest-busbw.svg"
     --prom "$textfiles/nccltest.prom")
   hosts=$(printf '%s,' "${addrs[@]}")
+  # Another node starts its sshd after its own probes, which take minutes on a slow host:
+  # node 1 waits for the sshd or for that node's word that it could not start one.
   for ((k = 2; k <= FABRIC_LAB_NODES; ++k)); do
-    if ! wait_for "$sync/sshd$k.ready" 90; then
+    if ! wait_for_outcome "$sync/sshd$k.ready" "$sync/sshd$k.failed" 600; then
       echo "node $k has no sshd for mpirun: running $FABRIC_LAB_NODES ranks on node $node" \
         "instead (the all-reduce then crosses no network)" >&2
       OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
@@ -185,9 +195,9 @@ nccltest_run() {
       -- nccltest_mpirun
     touch "$sync/nccltest.done"
   else
-    step sshd "an sshd on $FABRIC_LAB_ADDR for mpirun's ranks" -- sshd_start
+    step sshd "an sshd on $FABRIC_LAB_ADDR for mpirun's ranks" -- sshd_serve
     step nccltest_rank "this node's rank took part in the all-reduce" -- \
-      wait_for "$sync/nccltest.done" 300
+      wait_for "$sync/nccltest.done" 600
     [[ -f $ssh_keys/sshd.pid ]] && kill "$(cat "$ssh_keys/sshd.pid")" 2>/dev/null
   fi
 }
