@@ -88,25 +88,13 @@ step() {
   return 0
 }
 
-# wait_for FILE [SECONDS]: until FILE exists (another node writes it), bounded.
-wait_for() {
-  local deadline=$((SECONDS + ${2:-120}))
-  while [[ ! -e $1 ]]; do
-    if ((SECONDS >= deadline)); then
-      echo "gave up waiting for $1 after ${2:-120} s" >&2
-      return 1
-    fi
-    sleep 0.2
-  done
-}
-
 # wait_for_outcome SUCCESS FAILURE SECONDS: until another node writes SUCCESS (status 0)
 # or FAILURE (status 1), bounded (status 2). The bound is a lab that hangs, not a slow one:
 # a node still working through earlier steps has not failed yet.
 wait_for_outcome() {
   local deadline=$((SECONDS + $3))
   while [[ ! -e $1 ]]; do
-    if [[ -e $2 ]]; then
+    if [[ -n $2 && -e $2 ]]; then
       echo "$2: $(cat "$2")" >&2
       return 1
     fi
@@ -117,3 +105,6 @@ wait_for_outcome() {
     sleep 0.2
   done
 }
+
+# wait_for FILE [SECONDS]: until FILE exists (another node writes it), bounded.
+wait_for() { wait_for_outcome "$1" "" "${2:-120}"; }
