@@ -4,15 +4,18 @@
 # all_reduce_perf, then the comparison, pure text in and text out, so that the verdict is
 # tested without a GPU (tests/unit/gpu_check/compare_test.sh, on times an H200 gave).
 
+# nvcc_path: the nvcc on PATH, else CUDA_HOME's, else /usr/local/cuda's (the prepare script
+# looks for NCCL's header and library beside the same one).
+nvcc_path() { command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"; }
+
 # build_all_reduce_perf SRC NCCL_LIB NCCL_INCLUDE WORK: nccl-tests' all_reduce_perf from its
-# source SRC (make MPI=0), with the nvcc on PATH (else CUDA_HOME's, else /usr/local/cuda's),
-# linked against NCCL_LIB (a libnccl.so.2) with NCCL_INCLUDE's nccl.h, for sm_80, sm_90 and
-# compute_90 PTX. Builds in WORK (its log: WORK/build.log) and prints the program's path.
+# source SRC (make MPI=0), with nvcc_path's nvcc, linked against NCCL_LIB (a libnccl.so.2)
+# with NCCL_INCLUDE's nccl.h, for sm_80, sm_90 and compute_90 PTX. Builds in WORK (its log: WORK/build.log) and prints the program's path.
 # nvcc links libcudart dynamically, as nccl-tests' Makefile asks: at run time it and
 # libnccl come from the node's wheels, like fabric-nccltest's.
 build_all_reduce_perf() {
   local src=$1 nccl_lib=$2 nccl_include=$3 work=$4 nvcc
-  nvcc=$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")
+  nvcc=$(nvcc_path)
   mkdir -p "$work/nccl/lib"
   if [[ ! -x $nvcc ]]; then
     echo "no nvcc on PATH or in ${CUDA_HOME:-/usr/local/cuda}/bin" >"$work/build.log"

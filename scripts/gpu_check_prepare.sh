@@ -70,7 +70,7 @@ done
 if [[ -n $nccl_tests_src ]]; then
   # shellcheck source=gpu_check_compare.sh
   . "$ROOT/scripts/gpu_check_compare.sh"
-  cuda_dir=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
+  cuda_dir=$(dirname "$(dirname "$(nvcc_path)")")
   nccl_header=$(find "$cuda_dir/include" /usr/include -maxdepth 1 -name nccl.h 2>/dev/null | head -1)
   nccl_lib=$(find "$cuda_dir/lib64/" "$cuda_dir/lib/" /usr/lib/x86_64-linux-gnu/ -maxdepth 1 \
     -name 'libnccl.so.2' 2>/dev/null | head -1)
